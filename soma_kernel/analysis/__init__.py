@@ -1,0 +1,1 @@
+"""Static analyses: check, verify, describe, skeleton, cost."""

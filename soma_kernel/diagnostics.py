@@ -1,0 +1,107 @@
+"""One diagnostic type for the parser, checker, verifier and runtime.
+
+A `Diagnostic` knows where it happened (origin + Span) and renders two ways:
+`render()` gives the people's form (file:line:col, the source line, a caret
+under the span, a hint), `to_json()` the machine form used by `--json` and
+the kernel's widgets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from .syntax.ast import NO_SPAN, Span
+
+
+@dataclass
+class Diagnostic:
+    """A message about a place in a source text.
+
+    severity is "error", "warning" or "note"; kind is a stable machine name
+    (`parse`, `undefined_name`, `invalid_transition`…); hint is an optional
+    fix shown under the caret.
+    """
+
+    severity: str
+    message: str
+    span: Span = NO_SPAN
+    origin: str = "<input>"
+    kind: str = "error"
+    hint: Optional[str] = None
+
+    def location(self) -> str:
+        """`origin:line:col`, or just the origin when the place is unknown."""
+        if self.span.line <= 0:
+            return self.origin
+        return f"{self.origin}:{self.span.line}:{self.span.col}"
+
+    def render(self, source: Optional[str] = None) -> str:
+        """The diagnostic for people: header, source line, caret, hint."""
+        lines = [f"{self.severity}: {self.location()}: {self.message}"]
+        if source is not None and self.span.line > 0:
+            lines.extend(caret_lines(source, self.span))
+        if self.hint:
+            lines.append(f"  hint: {self.hint}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict:
+        """The diagnostic as a JSON-ready dict."""
+        return {
+            "level": self.severity,
+            "kind": self.kind,
+            "message": self.message,
+            "file": self.origin,
+            "line": self.span.line,
+            "col": self.span.col,
+            "fix": self.hint,
+        }
+
+
+def caret_lines(source: str, span: Span) -> list[str]:
+    """The source line of `span` with a gutter, and a caret line under it.
+
+    The caret covers the span on its first line (at least one character).
+    """
+    text_lines = source.splitlines() or [""]
+    index = min(max(span.line, 1), len(text_lines)) - 1
+    text = text_lines[index].expandtabs(1)
+    gutter = f"{span.line} | "
+    width = 1
+    if span.end_line == span.line and span.end_col > span.col:
+        width = span.end_col - span.col
+    width = max(1, min(width, max(1, len(text) - span.col + 2)))
+    caret = " " * (len(gutter) - 2) + "| " + " " * max(span.col - 1, 0) + "^" * width
+    return [gutter + text, caret]
+
+
+class SomaError(Exception):
+    """A Soma runtime error: what `try` catches and `assert_fails` expects.
+
+    kind is the error kind (`invariant`, `guard_failed`, `llm`, a `require`
+    tag…), detail the message alone; `str(err)` is the error text
+    `"<kind>: <detail>"` (or the message as the runtime phrases it when
+    `text` is given).
+    """
+
+    def __init__(self, kind: str, detail: str = "", span: Span = NO_SPAN,
+                 text: Optional[str] = None, catchable: bool = True):
+        self.kind = kind
+        self.detail = detail
+        self.span = span
+        self.text = text if text is not None else (f"{kind}: {detail}" if detail else kind)
+        self.catchable = catchable
+        super().__init__(self.text)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class SomaSyntaxError(Exception):
+    """Raised by the parser; carries the Diagnostic and whether more input
+    could complete the text (`incomplete`, for the kernel's is_complete)."""
+
+    def __init__(self, diagnostic: Diagnostic, incomplete: bool = False):
+        self.diagnostic = diagnostic
+        self.incomplete = incomplete
+        super().__init__(diagnostic.message)

@@ -1,0 +1,1 @@
+"""The Jupyter kernel: protocol layer, magics, display, widgets."""

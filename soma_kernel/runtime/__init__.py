@@ -1,0 +1,1 @@
+"""Runtime: values, the interpreter, memory, state machines, agent builtins."""

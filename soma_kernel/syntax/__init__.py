@@ -1,0 +1,1 @@
+"""Front end: grammar, parser, AST and the expression renderer."""
