@@ -1,0 +1,126 @@
+"""The one state-machine model.
+
+Built once from a cell's `state` section, it feeds everything that looks at a
+machine: the runtime (which edges exist), verify (graph checks, temporal
+properties), describe, the kernel's diagrams (DOT, mermaid, text) and the
+verify widget's counter-example highlight.
+
+States are kept in order of first appearance (the initial state first, then
+edge lines top to bottom, source before target). Wildcard edges are expanded:
+`* -> t except [a]` becomes one edge from every declared state other than `t`
+and `a`. `declared_edges` keeps the lines as written (describe counts those).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..syntax import ast
+
+
+@dataclass(frozen=True)
+class ModelEdge:
+    """One edge of the expanded graph.
+
+    `declared` is the ast.Edge it came from; `wildcard` tells whether it was
+    produced by a `* -> t` line.
+    """
+
+    src: str
+    dst: str
+    declared: ast.Edge
+    wildcard: bool = False
+
+    @property
+    def guard(self) -> Optional[ast.Expr]:
+        """The guard expression of the declaring line, if any."""
+        return self.declared.guard
+
+
+@dataclass
+class MachineModel:
+    """A state machine as a graph: states, expanded edges, adjacency, terminals."""
+
+    name: str
+    cell: str
+    initial: str
+    states: list[str]
+    edges: list[ModelEdge]
+    declared_edges: list[ast.Edge]
+    node: Optional[ast.StateMachine] = None
+    successors: dict[str, list[str]] = field(default_factory=dict)
+    edge_index: dict[tuple[str, str], ModelEdge] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.successors = {s: [] for s in self.states}
+        for edge in self.edges:
+            if (edge.src, edge.dst) in self.edge_index:
+                continue
+            self.edge_index[(edge.src, edge.dst)] = edge
+            self.successors[edge.src].append(edge.dst)
+
+    def has_edge(self, src: str, dst: str) -> bool:
+        """True when the expanded graph holds `src -> dst`."""
+        return (src, dst) in self.edge_index
+
+    def edge(self, src: str, dst: str) -> Optional[ModelEdge]:
+        """The expanded edge `src -> dst`, or None."""
+        return self.edge_index.get((src, dst))
+
+    def targets(self, src: str) -> list[str]:
+        """States reachable in one step from `src`, in declaration order."""
+        return self.successors.get(src, [])
+
+    @property
+    def terminal_states(self) -> list[str]:
+        """States with no outgoing edge to another state, in declaration order.
+
+        A self-loop does not make a state non-terminal.
+        """
+        return [s for s in self.states if all(t == s for t in self.successors[s])]
+
+    @property
+    def guarded_edges(self) -> list[ModelEdge]:
+        """Expanded edges whose declaring line has a guard."""
+        return [e for e in self.edges if e.guard is not None]
+
+    @property
+    def wildcard_lines(self) -> list[ast.Edge]:
+        """The `* -> t` lines as declared."""
+        return [e for e in self.declared_edges if e.src == "*"]
+
+
+def build_model(cell_name: str, machine: ast.StateMachine) -> MachineModel:
+    """Expand a parsed `state` section into its graph model."""
+    states = _states_in_order(machine)
+    edges: list[ModelEdge] = []
+    for line in machine.edges:
+        if line.src == "*":
+            excluded = set(line.excepts) | {line.dst}
+            edges.extend(ModelEdge(s, line.dst, line, True) for s in states if s not in excluded)
+        else:
+            edges.append(ModelEdge(line.src, line.dst, line))
+    initial = machine.initial or (states[0] if states else "")
+    return MachineModel(machine.name, cell_name, initial, states, edges, list(machine.edges), machine)
+
+
+def _states_in_order(machine: ast.StateMachine) -> list[str]:
+    """Declared states: initial first, then each edge's source and target."""
+    seen: dict[str, None] = {}
+    if machine.initial:
+        seen[machine.initial] = None
+    for line in machine.edges:
+        if line.src != "*":
+            seen.setdefault(line.src, None)
+        seen.setdefault(line.dst, None)
+    return list(seen)
+
+
+def models_of(program: ast.Program) -> list[MachineModel]:
+    """The model of every cell's machine, in cell order."""
+    result = []
+    for cell in program.cells:
+        if cell.machine is not None:
+            result.append(build_model(cell.name, cell.machine))
+    return result

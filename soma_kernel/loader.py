@@ -1,0 +1,59 @@
+"""Loading a program from disk: the file, its parse and its soma.toml.
+
+Every command starts here, so every command words a missing file, a parse
+error and a bad soma.toml the same way.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Optional
+
+from .diagnostics import SomaSyntaxError
+
+
+class UserError(Exception):
+    """A problem with the user's input, already worded for them (no traceback)."""
+
+
+@dataclass
+class LoadedProgram:
+    """A parsed program with the path it was given as and its project settings."""
+
+    path: str
+    source: str
+    program: "object"
+    project: Optional["object"]
+
+
+def read_source(path: str) -> str:
+    """The text of a .cell file (a UTF-8 BOM is dropped), or a UserError."""
+    try:
+        with open(path, encoding="utf-8-sig") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        raise UserError(f"error: {path}: no such file") from None
+    except IsADirectoryError:
+        raise UserError(f"error: {path}: is a directory, not a .cell file") from None
+    except UnicodeDecodeError as err:
+        raise UserError(f"error: {path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    except OSError as err:
+        raise UserError(f"error: {path}: {err.strerror}") from None
+
+
+def load(path: str, with_project: bool = True) -> LoadedProgram:
+    """Read, parse and pair a program with the soma.toml of its folder."""
+    from .syntax.parser import parse
+
+    source = read_source(path)
+    try:
+        program = parse(source, origin=path)
+    except SomaSyntaxError as err:
+        raise UserError(err.diagnostic.render(source)) from None
+    project = None
+    if with_project:
+        from .project import load_project
+
+        project = load_project(os.path.dirname(os.path.abspath(path)))
+    return LoadedProgram(path, source, program, project)
