@@ -1,0 +1,290 @@
+"""soma.toml: the project settings read beside a program.
+
+`load_project(directory)` finds and validates the manifest; the kernel's
+`%%toml` cell magic validates text with `parse_project_text`. A bad manifest
+is fatal for every command, so every problem is a `UserError` worded
+`error: <path>:<line>:<col>: <message>` with the offending line and a caret.
+
+Validation rules: unknown top-level sections, unknown keys in `[agent]`,
+`[verify]`, `[verify.after.X]` and `[verify.before.X]`, values of the wrong
+type and empty state lists are errors. `[verify] cells = []` is allowed (it
+means every cell of the file).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .diagnostics import caret_lines
+from .loader import UserError
+from .syntax.ast import Span
+
+MANIFEST_NAME = "soma.toml"
+
+KNOWN_SECTIONS = (
+    "package", "dependencies", "peers", "bus", "agent", "models", "verify", "compute", "cluster",
+)
+AGENT_STRING_KEYS = ("mock", "key", "provider", "model", "url")
+AGENT_INT_KEYS = ("retries", "rpm", "tpm")
+AGENT_KEYS = AGENT_STRING_KEYS + AGENT_INT_KEYS + ("capabilities",)
+VERIFY_LIST_KEYS = ("eventually", "never", "always")
+VERIFY_KEYS = ("cells", "deadlock_free") + VERIFY_LIST_KEYS + ("after", "before")
+AFTER_KEYS = ("eventually", "never")
+BEFORE_KEYS = ("requires", "requires_all")
+
+
+@dataclass
+class VerifySettings:
+    """The `[verify]` section: temporal properties over state names.
+
+    `after` maps a state X to `{"eventually": [...], "never": [...]}` (keys
+    present only when written); `before` maps a state T to `{"requires":
+    [...], "requires_all": [...]}`. Empty lists mean "not given".
+    """
+
+    cells: list[str] = field(default_factory=list)
+    eventually: list[str] = field(default_factory=list)
+    never: list[str] = field(default_factory=list)
+    always: list[str] = field(default_factory=list)
+    after: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    before: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    cells_line: int = 0
+
+    @property
+    def has_properties(self) -> bool:
+        """True when at least one user-defined temporal property is written."""
+        return bool(self.eventually or self.never or self.always or self.after or self.before)
+
+
+@dataclass
+class ProjectConfig:
+    """A validated soma.toml: where it is, `[package]`, `[agent]` and `[verify]`."""
+
+    path: str
+    package: dict = field(default_factory=dict)
+    agent: dict = field(default_factory=dict)
+    verify: VerifySettings = field(default_factory=VerifySettings)
+    models: dict = field(default_factory=dict)
+    text: str = ""
+
+    @property
+    def entry(self) -> Optional[str]:
+        """`[package] entry`, the project's main program, when written."""
+        value = self.package.get("entry")
+        return value if isinstance(value, str) else None
+
+
+def load_project(directory: str) -> Optional[ProjectConfig]:
+    """The soma.toml of `directory`, validated; None when there is none."""
+    path = os.path.join(directory, MANIFEST_NAME)
+    if not os.path.isfile(path):
+        return None
+    try:
+        with open(path, encoding="utf-8-sig") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as err:
+        raise UserError(f"error: {path}: cannot read soma.toml ({err})") from None
+    return parse_project_text(text, path)
+
+
+def parse_project_text(text: str, path: str) -> ProjectConfig:
+    """Validate soma.toml text (`path` names it in messages) into a ProjectConfig."""
+    locator = _KeyLocator(text, path)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise locator.syntax_error(str(err)) from None
+    for section in data:
+        if section not in KNOWN_SECTIONS:
+            known = ", ".join(f"[{s}]" for s in KNOWN_SECTIONS)
+            raise locator.error((), section, f"unknown section [{section}] (known: {known})")
+    package = _table(data, "package", (), locator)
+    agent = _agent_section(_table(data, "agent", (), locator), locator)
+    verify = _verify_section(_table(data, "verify", (), locator), locator)
+    models = _table(data, "models", (), locator)
+    for name, settings in models.items():
+        if not isinstance(settings, dict):
+            raise locator.error(("models",), name, f"[models.{name}] must be a table")
+        _agent_section(settings, locator, ("models", name))
+    return ProjectConfig(path, dict(package), agent, verify, dict(models), text)
+
+
+def _table(data: dict, key: str, where: tuple, locator: "_KeyLocator") -> dict:
+    """The sub-table `key` of `data` ({} when absent), or an error when not a table."""
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise locator.error(where, key, f"'{_dotted(where + (key,))}' must be a table, found {_toml_type(value)}")
+    return value
+
+
+def _agent_section(table: dict, locator: "_KeyLocator", where: tuple = ("agent",)) -> dict:
+    """Validate `[agent]` (or `[models.NAME]`): known keys with the right types."""
+    section = _dotted(where)
+    for key, value in table.items():
+        if key in AGENT_STRING_KEYS:
+            _expect(isinstance(value, str), locator, where, key, "a string", value)
+        elif key in AGENT_INT_KEYS:
+            _expect(isinstance(value, int) and not isinstance(value, bool), locator, where, key, "an integer", value)
+        elif key == "capabilities":
+            _expect_string_list(value, locator, where, key, allow_empty=True)
+        else:
+            raise locator.error(where, key, f"unknown key '{key}' in [{section}] (known: {', '.join(AGENT_KEYS)})")
+    return dict(table)
+
+
+def _verify_section(table: dict, locator: "_KeyLocator") -> VerifySettings:
+    """Validate `[verify]` and its `after`/`before` sub-tables."""
+    where = ("verify",)
+    settings = VerifySettings()
+    for key, value in table.items():
+        if key == "cells":
+            settings.cells = _expect_string_list(value, locator, where, key, allow_empty=True)
+            settings.cells_line = locator.line_of(where, key)
+        elif key == "deadlock_free":
+            _expect(isinstance(value, bool), locator, where, key, "a boolean", value)
+        elif key in VERIFY_LIST_KEYS:
+            setattr(settings, key, _expect_string_list(value, locator, where, key))
+        elif key in ("after", "before"):
+            allowed = AFTER_KEYS if key == "after" else BEFORE_KEYS
+            parsed = _anchored_tables(value, locator, key, allowed)
+            setattr(settings, key, parsed)
+        else:
+            raise locator.error(where, key, f"unknown key '{key}' in [verify] (known: {', '.join(VERIFY_KEYS)})")
+    return settings
+
+
+def _anchored_tables(value: object, locator: "_KeyLocator", kind: str, allowed: tuple) -> dict:
+    """Validate `[verify.after.X]` / `[verify.before.T]` tables keyed by state."""
+    where = ("verify",)
+    if not isinstance(value, dict):
+        raise locator.error(where, kind, f"'verify.{kind}' must hold tables such as [verify.{kind}.STATE]")
+    result: dict[str, dict[str, list[str]]] = {}
+    for state, table in value.items():
+        inner = ("verify", kind, state)
+        if not isinstance(table, dict):
+            raise locator.error(("verify", kind), state, f"[verify.{kind}.{state}] must be a table")
+        if not table:
+            raise locator.error(("verify", kind), state, f"[verify.{kind}.{state}] is empty: give {' or '.join(allowed)}")
+        entry: dict[str, list[str]] = {}
+        for key, items in table.items():
+            if key not in allowed:
+                raise locator.error(inner, key, f"unknown key '{key}' in [verify.{kind}.{state}] (known: {', '.join(allowed)})")
+            entry[key] = _expect_string_list(items, locator, inner, key)
+        result[state] = entry
+    return result
+
+
+def _expect(ok: bool, locator: "_KeyLocator", where: tuple, key: str, wanted: str, value: object) -> None:
+    """Raise a type error for `key` unless `ok`."""
+    if not ok:
+        raise locator.error(where, key, f"'{_dotted(where + (key,))}' must be {wanted}, found {_toml_type(value)}")
+
+
+def _expect_string_list(value: object, locator: "_KeyLocator", where: tuple, key: str,
+                        allow_empty: bool = False) -> list[str]:
+    """A list of strings (non-empty unless allowed), or a positioned error."""
+    name = _dotted(where + (key,))
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise locator.error(where, key, f"'{name}' must be a list of strings, found {_toml_type(value)}")
+    if not value and not allow_empty:
+        raise locator.error(where, key, f"'{name}' is an empty list: name at least one state, or remove the key")
+    return list(value)
+
+
+def _dotted(parts: tuple) -> str:
+    """`("verify", "after", "paid")` → `verify.after.paid`."""
+    return ".".join(str(p) for p in parts)
+
+
+def _toml_type(value: object) -> str:
+    """The TOML word for a parsed value's type, for messages."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array" if not value or not all(isinstance(v, str) for v in value) else "an array of strings"
+    if isinstance(value, dict):
+        return "a table"
+    return "a date/time"
+
+
+_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+_KEY = re.compile(r"""^\s*("[^"]*"|'[^']*'|[A-Za-z0-9_.\-"' ]+?)\s*=""")
+_TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+class _KeyLocator:
+    """Finds where a key or table header sits in the manifest text, for carets."""
+
+    def __init__(self, text: str, path: str):
+        self.text = text
+        self.path = path
+        self.entries: list[tuple[tuple, str, int, int]] = []
+        self._index()
+
+    def _index(self) -> None:
+        """Record (table, key, line, col) for every key line and table header."""
+        table: tuple = ()
+        for number, line in enumerate(self.text.splitlines(), start=1):
+            header = _HEADER.match(line)
+            if header:
+                parts = tuple(_unquote(p) for p in header.group(1).split("."))
+                col = line.index(header.group(1)) + 1
+                for depth in range(1, len(parts) + 1):
+                    self.entries.append((parts[:depth - 1], parts[depth - 1], number, col))
+                table = parts
+                continue
+            key = _KEY.match(line)
+            if key:
+                parts = tuple(_unquote(p) for p in key.group(1).split("."))
+                col = line.index(key.group(1).strip()) + 1
+                for depth in range(1, len(parts) + 1):
+                    self.entries.append((table + parts[:depth - 1], parts[depth - 1], number, col))
+
+    def position(self, where: tuple, key: str) -> tuple[int, int, int]:
+        """(line, col, width) of `key` written in table `where`; (0, 0, 0) if not found."""
+        for table, name, line, col in self.entries:
+            if table == tuple(where) and name == key:
+                return line, col, len(key)
+        return 0, 0, 0
+
+    def line_of(self, where: tuple, key: str) -> int:
+        """The 1-based line of `key` in table `where` (0 when not found)."""
+        return self.position(where, key)[0]
+
+    def error(self, where: tuple, key: str, message: str) -> UserError:
+        """A UserError pointing at `key` of table `where`."""
+        line, col, width = self.position(where, key)
+        return self._located(line, col, width, message)
+
+    def syntax_error(self, message: str) -> UserError:
+        """A UserError from a TOML syntax error, at the position tomllib reports."""
+        found = _TOML_POSITION.search(message)
+        line, col = (int(found.group(1)), int(found.group(2))) if found else (0, 0)
+        text = _TOML_POSITION.sub("", message).strip()
+        return self._located(line, col, 1, f"invalid TOML: {text}")
+
+    def _located(self, line: int, col: int, width: int, message: str) -> UserError:
+        """Format `error: path:line:col: message` with the source line and a caret."""
+        if line <= 0:
+            return UserError(f"error: {self.path}: {message}")
+        span = Span(line, col, line, col + max(width, 1), 0, 0)
+        lines = [f"error: {self.path}:{line}:{col}: {message}"] + caret_lines(self.text, span)
+        return UserError("\n".join(lines))
+
+
+def _unquote(part: str) -> str:
+    """A TOML key part without surrounding quotes or spaces."""
+    part = part.strip()
+    if len(part) >= 2 and part[0] == part[-1] and part[0] in "\"'":
+        return part[1:-1]
+    return part
