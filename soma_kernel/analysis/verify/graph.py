@@ -1,0 +1,230 @@
+"""Graph algorithms over a state-machine model, all iterative and linear time.
+
+`Graph` turns a MachineModel into integer adjacency lists (forward and
+backward, duplicates removed) so that every search is a plain BFS/DFS over
+arrays: reachability, backward reachability (liveness), shortest paths with
+parent pointers, strongly connected components (iterative Tarjan) and lasso
+search (a shortest path into a cycle that stays inside a set of states).
+Machines may have 100 000 states: nothing here recurses over user data or
+scans a list inside a loop.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+from ..model import MachineModel
+
+
+class Graph:
+    """Integer view of a MachineModel: state i is `states[i]`."""
+
+    def __init__(self, model: MachineModel):
+        self.model = model
+        self.states: list[str] = list(model.states)
+        self.index: dict[str, int] = {s: i for i, s in enumerate(self.states)}
+        count = len(self.states)
+        self.succ: list[list[int]] = [[] for _ in range(count)]
+        self.pred: list[list[int]] = [[] for _ in range(count)]
+        for src, targets in model.successors.items():
+            i = self.index[src]
+            for dst in targets:
+                j = self.index[dst]
+                self.succ[i].append(j)
+                self.pred[j].append(i)
+        self.initial: int = self.index.get(model.initial, 0)
+
+    def __len__(self) -> int:
+        return len(self.states)
+
+    def is_terminal(self, i: int) -> bool:
+        """No outgoing edge to another state (a self-loop does not count)."""
+        return all(j == i for j in self.succ[i])
+
+    def names(self, indices: Iterable[int]) -> list[str]:
+        """State names of `indices`, in the given order."""
+        return [self.states[i] for i in indices]
+
+    def mask(self, names: Iterable[str]) -> list[bool]:
+        """A membership array for the named states (unknown names ignored)."""
+        result = [False] * len(self.states)
+        for name in names:
+            if name in self.index:
+                result[self.index[name]] = True
+        return result
+
+
+def reachable(graph: Graph, sources: Iterable[int], allowed: Optional[list[bool]] = None,
+              backward: bool = False) -> list[bool]:
+    """States reachable from `sources` (or reaching them when `backward`).
+
+    With `allowed`, the search only enters allowed states (sources included
+    only when allowed).
+    """
+    edges = graph.pred if backward else graph.succ
+    seen = [False] * len(graph)
+    queue: deque[int] = deque()
+    for s in sources:
+        if not seen[s] and (allowed is None or allowed[s]):
+            seen[s] = True
+            queue.append(s)
+    while queue:
+        current = queue.popleft()
+        for nxt in edges[current]:
+            if not seen[nxt] and (allowed is None or allowed[nxt]):
+                seen[nxt] = True
+                queue.append(nxt)
+    return seen
+
+
+def shortest_path(graph: Graph, start: int, goal: list[bool],
+                  allowed: Optional[list[bool]] = None) -> Optional[list[int]]:
+    """The shortest path from `start` to a goal state, through allowed states only.
+
+    The goal state itself need not be allowed; intermediate ones must be.
+    Returns the list of state indices (start first), or None.
+    """
+    if goal[start]:
+        return [start]
+    if allowed is not None and not allowed[start]:
+        return None
+    parent = {start: -1}
+    queue: deque[int] = deque([start])
+    while queue:
+        current = queue.popleft()
+        for nxt in graph.succ[current]:
+            if nxt in parent:
+                continue
+            parent[nxt] = current
+            if goal[nxt]:
+                return _unwind(parent, nxt)
+            if allowed is None or allowed[nxt]:
+                queue.append(nxt)
+    return None
+
+
+def _unwind(parent: dict[int, int], last: int) -> list[int]:
+    """Follow parent pointers back from `last` and return the path in order."""
+    path = [last]
+    while parent[path[-1]] != -1:
+        path.append(parent[path[-1]])
+    path.reverse()
+    return path
+
+
+def strongly_connected(graph: Graph, allowed: Optional[list[bool]] = None) -> list[int]:
+    """Component id of every state (iterative Tarjan); -1 for states not allowed."""
+    count = len(graph)
+    comp = [-1] * count
+    order = [-1] * count
+    low = [0] * count
+    on_stack = [False] * count
+    stack: list[int] = []
+    counter = 0
+    components = 0
+    for root in range(count):
+        if order[root] != -1 or (allowed is not None and not allowed[root]):
+            continue
+        work = [(root, 0)]
+        order[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack[root] = True
+        while work:
+            node, edge_pos = work[-1]
+            successors = graph.succ[node]
+            if edge_pos < len(successors):
+                work[-1] = (node, edge_pos + 1)
+                nxt = successors[edge_pos]
+                if allowed is not None and not allowed[nxt]:
+                    continue
+                if order[nxt] == -1:
+                    order[nxt] = low[nxt] = counter
+                    counter += 1
+                    stack.append(nxt)
+                    on_stack[nxt] = True
+                    work.append((nxt, 0))
+                elif on_stack[nxt]:
+                    low[node] = min(low[node], order[nxt])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == order[node]:
+                while True:
+                    member = stack.pop()
+                    on_stack[member] = False
+                    comp[member] = components
+                    if member == node:
+                        break
+                components += 1
+    return comp
+
+
+def cyclic_states(graph: Graph, allowed: Optional[list[bool]] = None) -> list[bool]:
+    """States lying on a cycle made only of allowed states (self-loops count)."""
+    comp = strongly_connected(graph, allowed)
+    sizes: dict[int, int] = {}
+    for c in comp:
+        if c != -1:
+            sizes[c] = sizes.get(c, 0) + 1
+    result = [False] * len(graph)
+    for i, c in enumerate(comp):
+        if c == -1:
+            continue
+        if sizes[c] > 1 or i in graph.succ[i]:
+            result[i] = True
+    return result
+
+
+@dataclass
+class Lasso:
+    """A run that avoids a set forever: `path` (start first) ends either in a
+    terminal state (`loop_start` None) or loops back to `path[loop_start]`
+    (the last element repeats that state)."""
+
+    path: list[int]
+    loop_start: Optional[int] = None
+
+
+def find_lasso(graph: Graph, start: int, allowed: list[bool]) -> Optional[Lasso]:
+    """The shortest run from `start` that stays in allowed states forever.
+
+    Such a run either ends in an allowed terminal state or enters a cycle of
+    allowed states. Returns None when every run from `start` leaves `allowed`.
+    """
+    if not allowed[start]:
+        return None
+    on_cycle = cyclic_states(graph, allowed)
+    goal = [allowed[i] and (on_cycle[i] or graph.is_terminal(i)) for i in range(len(graph))]
+    prefix = shortest_path(graph, start, goal, allowed)
+    if prefix is None:
+        return None
+    entry = prefix[-1]
+    if not on_cycle[entry]:
+        return Lasso(prefix)
+    loop = shortest_cycle_through(graph, entry, allowed)
+    return Lasso(prefix + loop[1:], loop_start=len(prefix) - 1)
+
+
+def shortest_cycle_through(graph: Graph, node: int, allowed: list[bool]) -> list[int]:
+    """The shortest cycle `node → … → node` through allowed states.
+
+    `node` must lie on such a cycle; the result starts and ends with it.
+    """
+    if node in graph.succ[node]:
+        return [node, node]
+    parent = {node: -1}
+    queue: deque[int] = deque([node])
+    while queue:
+        current = queue.popleft()
+        for nxt in graph.succ[current]:
+            if nxt == node:
+                return _unwind(parent, current) + [node]
+            if nxt not in parent and allowed[nxt]:
+                parent[nxt] = current
+                queue.append(nxt)
+    return [node]
