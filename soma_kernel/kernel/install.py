@@ -1,0 +1,110 @@
+"""`soma-kernel install [--user|--sys-prefix|--prefix P] [--name NAME]`: register the kernel.
+
+`pip install .` already registers the kernelspec (the wheel carries
+`share/jupyter/kernels/soma`); this command is for other places: a user's
+Jupyter data folder, another prefix, a test's temporary prefix. The spec it
+writes is the one in the repository's `kernelspec/soma/`, except that argv[0]
+is this interpreter, so the kernel runs where soma-kernel is installed.
+The logos are drawn here (`logo_png`), so nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import struct
+import sys
+import tempfile
+import zlib
+
+KERNEL_NAME = "soma"
+
+KERNEL_SPEC = {
+    "argv": ["python", "-m", "soma_kernel.kernel", "-f", "{connection_file}"],
+    "display_name": "Soma",
+    "language": "soma",
+    "interrupt_mode": "signal",
+    "metadata": {"debugger": False},
+}
+
+LOGO_SIZES = (32, 64)
+
+
+def kernel_spec(executable: str = "python") -> dict:
+    """The kernel.json content, with `executable` as argv[0]."""
+    spec = json.loads(json.dumps(KERNEL_SPEC))
+    spec["argv"][0] = executable
+    if sys.platform == "win32":
+        spec["interrupt_mode"] = "message"
+    return spec
+
+
+def logo_png(size: int) -> bytes:
+    """A `size`×`size` RGBA PNG: a teal cell body (disc) with a darker nucleus."""
+    center = (size - 1) / 2
+    outer, nucleus = size * 0.46, size * 0.18
+    rows = []
+    for y in range(size):
+        row = bytearray([0])  # filter type 0 for this scanline
+        for x in range(size):
+            distance = ((x - center) ** 2 + (y - center) ** 2) ** 0.5
+            if distance <= nucleus:
+                row += bytes((18, 78, 92, 255))
+            elif distance <= outer:
+                row += bytes((38, 166, 154, 255))
+            else:
+                row += bytes((0, 0, 0, 0))
+        rows.append(bytes(row))
+    header = struct.pack(">IIBBBBB", size, size, 8, 6, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header) + _chunk(b"IDAT", zlib.compress(b"".join(rows), 9)) + _chunk(b"IEND", b"")
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    """One PNG chunk: length, type, data, CRC."""
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+
+def write_spec_dir(directory: str, executable: str = "python") -> str:
+    """Write kernel.json and the logos into `directory` (created if needed)."""
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "kernel.json"), "w", encoding="utf-8") as handle:
+        json.dump(kernel_spec(executable), handle, indent=2)
+        handle.write("\n")
+    for size in LOGO_SIZES:
+        with open(os.path.join(directory, f"logo-{size}x{size}.png"), "wb") as handle:
+            handle.write(logo_png(size))
+    return directory
+
+
+def install(user: bool = False, prefix: str | None = None, name: str = KERNEL_NAME) -> str:
+    """Install the kernelspec and return the folder Jupyter will read it from."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    with tempfile.TemporaryDirectory() as scratch:
+        source = write_spec_dir(os.path.join(scratch, name), sys.executable)
+        return KernelSpecManager().install_kernel_spec(source, kernel_name=name, user=user, prefix=prefix)
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command line of `soma-kernel install`."""
+    parser = argparse.ArgumentParser(prog="soma-kernel install", description="Install the Soma Jupyter kernelspec.")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--user", action="store_true", help="install for the current user")
+    where.add_argument("--sys-prefix", action="store_true", help="install into this Python's prefix (default)")
+    where.add_argument("--prefix", metavar="P", help="install into the prefix P (P/share/jupyter/kernels)")
+    parser.add_argument("--name", default=KERNEL_NAME, help="kernel name (default: soma)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run `soma-kernel install`; prints where the kernelspec went."""
+    options = _parser().parse_args(argv)
+    prefix = options.prefix if options.prefix else (None if options.user else sys.prefix)
+    path = install(user=options.user, prefix=prefix, name=options.name)
+    print(f"installed kernelspec {options.name} in {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
