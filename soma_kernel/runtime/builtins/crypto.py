@@ -1,0 +1,42 @@
+"""Hashing builtins: sha256, hmac_sha256, secure_eq, random_token."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+from ..values import display
+from . import builtin
+from .checks import expect_int
+
+GROUP = "io"
+
+
+def _bytes(v) -> bytes:
+    """The UTF-8 bytes of a value's display text."""
+    return (v if type(v) is str else display(v)).encode("utf-8")
+
+
+@builtin(GROUP, "sha256(s: String) -> String", "Hex SHA-256 digest of the string's UTF-8 bytes.")
+def sha256(s):
+    """sha256("") = "e3b0c442…"."""
+    return hashlib.sha256(_bytes(s)).hexdigest()
+
+
+@builtin(GROUP, "hmac_sha256(key: String, message: String) -> String", "Hex HMAC-SHA256 of message under key.")
+def hmac_sha256(key, message):
+    """hmac_sha256("k", "msg")."""
+    return hmac.new(_bytes(key), _bytes(message), hashlib.sha256).hexdigest()
+
+
+@builtin(GROUP, "secure_eq(a: String, b: String) -> Bool", "Constant-time string comparison.")
+def secure_eq(a, b):
+    """secure_eq("x", "x") = true."""
+    return hmac.compare_digest(_bytes(a), _bytes(b))
+
+
+@builtin(GROUP, "random_token(bytes?: Int) -> String", "Random hex token (default 32 bytes).", pure=False)
+def random_token(size=32):
+    """random_token(16) has 32 hex characters."""
+    return secrets.token_hex(expect_int("random_token", size))

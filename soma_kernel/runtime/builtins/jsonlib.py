@@ -1,0 +1,21 @@
+"""JSON builtins: to_json (compact) and from_json (raises kind "json")."""
+
+from __future__ import annotations
+
+from .. import values
+from . import builtin
+
+GROUP = "types"
+
+
+@builtin(GROUP, "to_json(x) -> String", "Serialize a value as compact JSON (NaN/inf become null).")
+def to_json(x):
+    """to_json(map("a", 1)) = '{"a":1}'."""
+    return values.to_json(x)
+
+
+@builtin(GROUP, "from_json(s: String) -> Any",
+         'Parse JSON into a Map/List/scalar; maps and lists pass through; invalid JSON raises kind "json".')
+def from_json(text):
+    """from_json("[1, 2]") = [1, 2]."""
+    return values.from_json(text)
