@@ -1,0 +1,154 @@
+"""What every check needs to know about a program, indexed once.
+
+`ProgramIndex` maps cell names to their handlers (a skeleton agent's bodies
+come from its `flesh` block), slots, signals and machine model; variant and
+type names; which cells define a handler name; and the builtin tables (the
+pure builtins of `runtime.builtins` and the interpreter's context builtins).
+`Reporter` collects the diagnostics, each placed at a node of the program.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+from ..diagnostics import Diagnostic
+from ..runtime.builtins import BUILTINS
+from ..runtime.signatures import CONTEXT_BUILTINS
+from ..syntax import ast
+from .model import MachineModel, build_model
+from .scopes import BodyFacts, body_facts
+
+
+@dataclass
+class CellInfo:
+    """One cell with its handlers (flesh bodies included) and sections."""
+
+    decl: ast.CellDecl
+    handlers: list[ast.Handler] = field(default_factory=list)
+    slots: dict[str, ast.Slot] = field(default_factory=dict)
+    signals: dict[str, ast.Signal] = field(default_factory=dict)
+    model: Optional[MachineModel] = None
+
+    @property
+    def name(self) -> str:
+        """The cell's name."""
+        return self.decl.name
+
+    def handler(self, name: str) -> Optional[ast.Handler]:
+        """The first handler called `name`, or None."""
+        return next((h for h in self.handlers if h.name == name), None)
+
+    def handler_names(self) -> list[str]:
+        """Handler names in declaration order (duplicates kept once)."""
+        return list(dict.fromkeys(h.name for h in self.handlers))
+
+
+class ProgramIndex:
+    """The program's cells, types and handler owners, plus the builtin tables."""
+
+    def __init__(self, program: ast.Program):
+        self.program = program
+        self.cells: dict[str, CellInfo] = {}
+        for decl in program.cells:
+            self.cells.setdefault(decl.name, _cell_info(decl, program))
+        self.types = {t.name: t for t in program.types}
+        self.variants: dict[str, tuple[ast.TypeDecl, ast.VariantDecl]] = {}
+        for type_decl in program.types:
+            for variant in type_decl.variants:
+                self.variants.setdefault(variant.name, (type_decl, variant))
+        self._facts: dict[int, BodyFacts] = {}
+        self.handler_owners: dict[str, list[str]] = {}
+        for info in self.cells.values():
+            for name in info.handler_names():
+                self.handler_owners.setdefault(name, []).append(info.name)
+
+    def facts(self, body_owner: ast.Node) -> BodyFacts:
+        """The scope facts of a handler's or scheduled block's body (cached)."""
+        key = id(body_owner)
+        if key not in self._facts:
+            params = [p.name for p in getattr(body_owner, "params", [])]
+            self._facts[key] = body_facts(params, body_owner.body)
+        return self._facts[key]
+
+    def bodies(self) -> list[tuple[CellInfo, ast.Node]]:
+        """Every (cell, handler or scheduled block) pair of the program's cells."""
+        found = []
+        for info in self.cells.values():
+            found.extend((info, handler) for handler in info.handlers)
+            found.extend((info, block) for block in info.decl.scheduled)
+        return found
+
+    def builtin_arity(self, name: str) -> Optional[tuple[int, Optional[int]]]:
+        """(min, max) arguments of a builtin (max None = variadic), or None."""
+        if name in CONTEXT_BUILTINS:
+            entry = CONTEXT_BUILTINS[name]
+            return entry.min_args, entry.max_args
+        if name in BUILTINS:
+            entry = BUILTINS[name]
+            return entry.min_args, entry.max_args
+        return None
+
+    def is_builtin(self, name: str) -> bool:
+        """True for a pure or context builtin name."""
+        return name in CONTEXT_BUILTINS or name in BUILTINS
+
+    def is_pure_builtin(self, name: str) -> bool:
+        """True for a builtin without effects (needs no frame declaration)."""
+        if name in CONTEXT_BUILTINS:
+            return not CONTEXT_BUILTINS[name].effect
+        return name in BUILTINS and bool(BUILTINS[name].pure)
+
+    def builtin_names(self) -> list[str]:
+        """Every builtin name (for spelling suggestions)."""
+        return list(CONTEXT_BUILTINS) + list(BUILTINS)
+
+    def only_machine(self) -> Optional[MachineModel]:
+        """The program's machine when exactly one cell declares one."""
+        models = [c.model for c in self.cells.values() if c.model is not None]
+        return models[0] if len(models) == 1 else None
+
+
+def _cell_info(decl: ast.CellDecl, program: ast.Program) -> CellInfo:
+    """Index one cell; a skeleton's handlers come from its flesh blocks."""
+    handlers = list(decl.handlers)
+    if decl.kind == "skeleton":
+        for flesh in program.fleshes:
+            if flesh.name == decl.name:
+                handlers.extend(flesh.handlers)
+    slots = {s.name: s for s in decl.memory.slots} if decl.memory else {}
+    signals = {s.name: s for s in decl.face.signals} if decl.face else {}
+    model = build_model(decl.name, decl.machine) if decl.machine else None
+    return CellInfo(decl, handlers, slots, signals, model)
+
+
+def did_you_mean(name: str, candidates: Iterable[str], suffix: str = "", quote: str = "'") -> str:
+    """` (did you mean 'x'?)` for the closest candidate (`suffix` appended to
+    it, e.g. "()" for functions; `quote` around it), or the empty string."""
+    close = difflib.get_close_matches(name, sorted(set(candidates) - {name}), n=1, cutoff=0.6)
+    return f" (did you mean {quote}{close[0]}{suffix}{quote}?)" if close else ""
+
+
+class Reporter:
+    """Collects errors, warnings and notes for one program."""
+
+    def __init__(self, origin: str):
+        self.origin = origin
+        self.diagnostics: list[Diagnostic] = []
+
+    def error(self, node: Optional[ast.Node], message: str, kind: str, hint: Optional[str] = None) -> None:
+        """Report an error at `node`."""
+        self._add("error", node, message, kind, hint)
+
+    def warning(self, node: Optional[ast.Node], message: str, kind: str, hint: Optional[str] = None) -> None:
+        """Report a warning at `node`."""
+        self._add("warning", node, message, kind, hint)
+
+    def note(self, node: Optional[ast.Node], message: str, kind: str) -> None:
+        """Report an informational note (printed as a `✓` line)."""
+        self._add("note", node, message, kind, None)
+
+    def _add(self, severity: str, node: Optional[ast.Node], message: str, kind: str, hint: Optional[str]) -> None:
+        span = node.span if node is not None else ast.NO_SPAN
+        self.diagnostics.append(Diagnostic(severity, message, span, self.origin, kind, hint))

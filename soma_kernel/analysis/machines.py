@@ -1,0 +1,144 @@
+"""State-machine checks: `transition()` arity and literal targets, declared
+edges for the 3-argument form, `except` lists, guard purity, and guard
+variables bound by every handler that may take the guarded edge."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..syntax import ast
+from .context import CellInfo, ProgramIndex, Reporter, did_you_mean
+from .model import MachineModel
+from .walk import iter_tree, names_in
+
+GUARD_CONTEXT = ("_id", "_from", "_to")
+
+
+def check(index: ProgramIndex, report: Reporter, project: object) -> None:
+    """Report machine problems: declarations, then every transition() call."""
+    for info in index.cells.values():
+        if info.model is not None:
+            _check_declaration(index, report, info, info.model)
+    for info, owner in index.bodies():
+        for site in index.facts(owner).transitions:
+            model = _machine_for(index, report, info, site.call)
+            if model is not None:
+                _check_site(index, report, info, owner, model, site)
+
+
+def literal_state(expr: ast.Expr, model: MachineModel) -> Optional[str]:
+    """The state a transition() argument names literally (a string, or a bare
+    variant name for a typed machine), else None."""
+    if isinstance(expr, ast.Literal) and isinstance(expr.value, str):
+        return expr.value
+    node = model.node
+    if isinstance(expr, ast.Name) and node is not None and node.type_name:
+        return expr.id
+    return None
+
+
+def _machine_for(index: ProgramIndex, report: Reporter, info: CellInfo, call: ast.Call) -> Optional[MachineModel]:
+    """The machine a transition() call addresses (its cell's, or the only one)."""
+    if info.model is not None:
+        return info.model
+    only = index.only_machine()
+    if only is None:
+        count = sum(1 for c in index.cells.values() if c.model is not None)
+        why = "no cell declares a `state { }` machine" if count == 0 else \
+            f"{count} cells declare machines, so the target is ambiguous"
+        report.error(call, f"transition() in cell '{info.name}', which has no state machine: {why}",
+                     "invalid_transition", "declare the machine in this cell or call a handler of the machine's cell")
+    return only
+
+
+def _check_declaration(index: ProgramIndex, report: Reporter, info: CellInfo, model: MachineModel) -> None:
+    """`except` lists name declared states; guards are pure."""
+    for line in model.declared_edges:
+        for name in line.excepts:
+            if name not in model.states:
+                report.error(line, f"`except [{name}]` in machine '{model.name}' names no declared state"
+                             f"{did_you_mean(name, model.states)}", "machine", "list declared states only")
+        if line.guard is not None:
+            _check_guard_purity(index, report, info, line)
+
+
+def _check_guard_purity(index: ProgramIndex, report: Reporter, info: CellInfo, line: ast.Edge) -> None:
+    """A guard may call pure builtins only."""
+    for node in iter_tree(line.guard):
+        if isinstance(node, ast.Call) and (node.cell is not None or not index.is_pure_builtin(node.func)):
+            report.error(node, f"guard on {line.src} -> {line.dst} calls {node.func}(): guards must be pure "
+                         "(builtins without effects only)", "guard_purity",
+                         "compute the value in the handler before transition() and read it in the guard")
+
+
+def _check_site(index: ProgramIndex, report: Reporter, info: CellInfo, owner: ast.Node, model: MachineModel,
+                site) -> None:
+    """One transition() call: arity, literal states, edges, guard variables."""
+    call = site.call
+    if len(call.args) not in (2, 3):
+        report.error(call, f"transition() takes 2 arguments (instance id, target state) or 3 "
+                     f"(instance id, from state, target state), not {len(call.args)}", "arity",
+                     "write transition(id, \"target\") or transition(id, \"from\", \"target\")")
+        return
+    target = literal_state(call.args[-1], model)
+    if target is not None and not _known_target(report, call, model, target):
+        return
+    if len(call.args) == 3:
+        source = literal_state(call.args[1], model)
+        if source is None or target is None or not _known_edge(report, call, info, model, source, target):
+            return
+        edges = [model.edge(source, target)]
+    elif target is not None:
+        edges = [e for e in model.edges if e.dst == target]
+    else:
+        return
+    handler_name = getattr(owner, "name", "every/after block")
+    for edge in edges:
+        if edge is not None and edge.guard is not None:
+            _check_guard_names(index, report, info, handler_name, edge, site)
+
+
+def _known_target(report: Reporter, call: ast.Call, model: MachineModel, target: str) -> bool:
+    """A literal target must be a declared state that some edge enters."""
+    if target not in model.states:
+        report.error(call.args[-1], f"transition(_, \"{target}\"): \"{target}\" is not a state of machine "
+                     f"'{model.name}'{did_you_mean(target, model.states)}", "invalid_transition",
+                     f"declared states: [{', '.join(model.states)}]")
+        return False
+    if not any(e.dst == target for e in model.edges):
+        report.error(call.args[-1], f"transition(_, \"{target}\"): no edge of machine '{model.name}' enters "
+                     f"\"{target}\"", "invalid_transition", f"declare an edge `<state> -> {target}`")
+        return False
+    return True
+
+
+def _known_edge(report: Reporter, call: ast.Call, info: CellInfo, model: MachineModel, source: str,
+                target: str) -> bool:
+    """The 3-argument form names an edge that exists (wildcards count)."""
+    if source not in model.states:
+        suggestion = did_you_mean(source, model.states, quote='"')
+        report.error(call.args[1], f"transition() from \"{source}\"{suggestion}: \"{source}\" is not a "
+                     f"state of machine '{model.name}'", "invalid_transition",
+                     f"declared states: [{', '.join(model.states)}]")
+        return False
+    if not model.has_edge(source, target):
+        leaving = ", ".join(model.targets(source))
+        report.error(call, f"cell '{info.name}' declares no edge {source} -> {target}; edges leaving "
+                     f"'{source}': [{leaving}]", "invalid_transition",
+                     f"declare `{source} -> {target}` or move along a declared edge")
+        return False
+    return True
+
+
+def _check_guard_names(index: ProgramIndex, report: Reporter, info: CellInfo, handler: str, edge, site) -> None:
+    """Every variable the guard reads must be bound where the handler calls transition()."""
+    for name_node in names_in(edge.guard):
+        name = name_node.id
+        if name in site.visible or name in info.slots or name in GUARD_CONTEXT or name in index.variants:
+            continue
+        if index.is_builtin(name) or name in index.handler_owners:
+            continue
+        report.error(site.call, f"the guard on {edge.src} -> {edge.dst} reads '{name}', but handler "
+                     f"'{handler}' does not bind '{name}' before this transition()", "guard_binding",
+                     f"bind '{name}' (a parameter, or a `let` before the call, not inside a branch) — guards "
+                     "read the calling handler's variables")

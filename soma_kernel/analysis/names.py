@@ -1,0 +1,82 @@
+"""Name checks in handler bodies: undefined variables (block-scoped, with
+did-you-mean, inside interpolation and `require … else Tag "{x}"` too),
+another cell's slots, `break`/`continue` outside loops, slot methods on
+locals, whole-slot assignment and a `let` hiding a slot."""
+
+from __future__ import annotations
+
+from ..syntax import ast
+from .context import CellInfo, ProgramIndex, Reporter, did_you_mean
+
+SLOT_WRITERS = ("set", "delete", "push", "append")
+
+
+def check(index: ProgramIndex, report: Reporter, project: object) -> None:
+    """Report name problems in every handler and scheduled block."""
+    for info, owner in index.bodies():
+        facts = index.facts(owner)
+        _undefined_names(index, report, info, facts)
+        for escape in facts.loop_escapes:
+            word = "break" if isinstance(escape, ast.Break) else "continue"
+            report.error(escape, f"`{word}` outside a loop", "loop_escape",
+                         f"`{word}` only works inside `for` or `while`; use `return` to leave a handler")
+        _slot_misuse(report, info, facts)
+
+
+def known_global(index: ProgramIndex, info: CellInfo, name: str) -> bool:
+    """True when a non-local name means something in `info`'s handlers."""
+    return (name in info.slots or name in index.variants or name in index.handler_owners
+            or index.is_builtin(name))
+
+
+def _undefined_names(index: ProgramIndex, report: Reporter, info: CellInfo, facts) -> None:
+    """Names that no local, slot, variant, handler or builtin defines."""
+    for use in facts.names:
+        name = use.node.id
+        if use.local or known_global(index, info, name):
+            continue
+        owner = _foreign_slot_owner(index, info, name)
+        if owner is not None:
+            report.error(use.node, f"cell '{info.name}' reads memory slot '{name}' of cell '{owner}': "
+                         "another cell's slot is private", "foreign_slot",
+                         f"add a handler to '{owner}' that returns what you need, and call {owner}.<handler>()")
+            continue
+        candidates = set(use.visible) | set(info.slots) | set(index.variants)
+        what = "variant or name" if name[:1].isupper() else "variable"
+        report.error(use.node, f"undefined {what} '{name}'{did_you_mean(name, candidates)}", "undefined_name",
+                     f"bind it first (`let {name} = …`) or fix the spelling")
+
+
+def _foreign_slot_owner(index: ProgramIndex, info: CellInfo, name: str):
+    """The other cell whose memory declares `name`, or None."""
+    for other in index.cells.values():
+        if other is not info and name in other.slots:
+            return other.name
+    return None
+
+
+def _slot_misuse(report: Reporter, info: CellInfo, facts) -> None:
+    """Slot methods on locals, whole-slot assignment, `let` hiding a slot."""
+    for use in facts.methods:
+        method = use.node.method
+        if use.local and method in SLOT_WRITERS and isinstance(use.node.receiver, ast.Name):
+            report.error(use.node, f"`.{method}()` on the local '{use.root}': slot methods write memory slots, "
+                         "not local values", "local_slot_method", _local_fix(use.root, method))
+    for use in facts.assigns:
+        if not use.local and use.root in info.slots and isinstance(use.node.target, ast.Name):
+            report.error(use.node, f"whole-slot assignment to memory slot '{use.root}' is not allowed",
+                         "slot_assignment", f"write entries: `{use.root}.set(key, value)` (Map) or "
+                         f"`{use.root}.push(value)` (List)")
+    for let in facts.lets:
+        if let.name in info.slots:
+            report.warning(let, f"`let {let.name}` hides the memory slot '{let.name}' of cell '{info.name}'",
+                           "let_hides_slot", "rename the local")
+
+
+def _local_fix(name: str, method: str) -> str:
+    """How to write a local collection instead of calling a slot method on it."""
+    if method in ("push", "append"):
+        return f"use `{name} = push({name}, x)`"
+    if method == "delete":
+        return f"use `{name} = without({name}, key)`"
+    return f"use `{name}[key] = value`"

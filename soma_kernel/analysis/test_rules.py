@@ -1,0 +1,70 @@
+"""Test-cell checks: names and calls in rules (a rule may read any cell's
+slots and call any handler), and mocks that name something mockable."""
+
+from __future__ import annotations
+
+from ..syntax import ast
+from . import calls
+from .context import ProgramIndex, Reporter, did_you_mean
+from .scopes import body_facts
+
+MOCKABLE_BUILTINS = ("think", "think_json", "approve", "now", "now_ms", "http_get", "http_post", "http_put",
+                     "http_patch", "http_delete")
+
+
+def check(index: ProgramIndex, report: Reporter, project: object) -> None:
+    """Report problems in every test cell's rules."""
+    all_slots = {name for info in index.cells.values() for name in info.slots}
+    for test in index.program.tests:
+        bound: list[str] = []
+        helper_names = [h.name for h in test.handlers]
+        for rule in test.rules:
+            if isinstance(rule, ast.RuleMock):
+                _check_mock(index, report, rule, helper_names)
+            for expr in _rule_exprs(rule):
+                extra = [rule.var] if isinstance(rule, ast.RuleProperty) else []
+                facts = body_facts(bound + extra, expr)
+                _check_rule_names(index, report, facts, all_slots | set(helper_names))
+                calls.check_calls(index, report, None, facts, expr, test.handlers)
+            if isinstance(rule, ast.RuleLet):
+                bound.append(rule.name)
+
+
+def _rule_exprs(rule: ast.Node) -> list[ast.Expr]:
+    """The expressions a rule evaluates."""
+    if isinstance(rule, (ast.RuleLet, ast.RuleMock)):
+        return [rule.value]
+    if isinstance(rule, (ast.RuleAssert, ast.RuleAssertFails)):
+        return [rule.expr]
+    if isinstance(rule, ast.RuleProperty):
+        return [rule.lo, rule.hi, rule.ensures]
+    return []
+
+
+def _check_rule_names(index: ProgramIndex, report: Reporter, facts, extra_known: set[str]) -> None:
+    """Undefined names in one rule."""
+    for use in facts.names:
+        name = use.node.id
+        if use.local or name in extra_known or name in index.variants or name in index.handler_owners \
+                or index.is_builtin(name):
+            continue
+        report.error(use.node, f"undefined variable '{name}' in a test rule"
+                     f"{did_you_mean(name, set(use.visible) | extra_known)}", "undefined_name",
+                     f"bind it with `let {name} = …` in an earlier rule")
+
+
+def _check_mock(index: ProgramIndex, report: Reporter, rule: ast.RuleMock, helper_names: list[str]) -> None:
+    """`mock X …` must name a mockable builtin or a handler."""
+    target = rule.target
+    if target in MOCKABLE_BUILTINS or target in helper_names:
+        return
+    if "." in target:
+        cell, _, name = target.partition(".")
+        info = index.cells.get(cell)
+        if info is not None and info.handler(name) is not None:
+            return
+    elif target in index.handler_owners:
+        return
+    candidates = list(MOCKABLE_BUILTINS) + list(index.handler_owners)
+    report.error(rule, f"mock {target} names no handler{did_you_mean(target, candidates)}", "mock",
+                 "mock think / think_json / approve / now / http_*, or a handler (`mock Cell.handler value`)")
