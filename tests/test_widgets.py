@@ -1,51 +1,20 @@
 """The verify and test result widgets and their display bundles.
 
 ipywidgets without a kernel talks to `comm`'s DummyComm, so widgets are
-built here exactly as in the kernel. The reports are small stand-ins with
-the shape of VerifyReport and TestReport.
+built here exactly as in the kernel. Verify reports are real VerifyReport
+objects; the test report is a small stand-in of the runner's shape.
 """
 
-from dataclasses import dataclass, field
-from typing import Optional
+from dataclasses import dataclass
 
 import ipywidgets
 
 from soma_kernel.analysis.model import build_model
-from soma_kernel.kernel.widgets import WIDGET_MIME, counter_example_text, test_widget, verify_widget
+from soma_kernel.analysis.verify.report import (CheckGroup, CheckLine, MachineReport, Step,
+                                                VerifyReport, render_text)
+from soma_kernel.analysis.verify.temporal import TemporalResult
+from soma_kernel.kernel.widgets import WIDGET_MIME, test_widget, verify_widget
 from soma_kernel.syntax import ast
-
-
-@dataclass
-class Line:
-    mark: str
-    text: str
-    trace: list = field(default_factory=list)
-
-
-@dataclass
-class Temporal:
-    property: str
-    passed: bool
-    message: str
-    counter_example: Optional[list] = None
-    loop_start: Optional[int] = None
-
-
-@dataclass
-class Machine:
-    name: str
-    lines: list
-    temporal: list = field(default_factory=list)
-
-
-@dataclass
-class FakeVerifyReport:
-    machines: list
-    verdict: str
-    text: str
-
-    def render_text(self):
-        return self.text
 
 
 @dataclass
@@ -77,80 +46,83 @@ def ticket_model():
     ]))
 
 
-CLI_VERIFY = "Verifying desk.cell...\n\n  ✓ 4 states\n  ✗ eventually(done) — fails\nVERIFY FAILED\n"
-
-
 def failing_verify_report():
-    machine = Machine("ticket", [
-        Line("✓", "4 states, 4 transitions"),
-        Line("⚠", "guard kept in the model"),
-        Line("·", "transition sources: note"),
-    ], [
-        Temporal("deadlock_free", True, "no deadlocks in any reachable state"),
-        Temporal("eventually(done)", False, "a run can avoid 'done' forever",
-                 ["inbox", "open", "waiting"], 1),
-    ])
-    return FakeVerifyReport([machine], "VERIFY FAILED", CLI_VERIFY)
+    lasso = TemporalResult("eventually(done)", False, "a run can avoid 'done' forever",
+                           ["inbox", "open", "waiting", "open"], 1,
+                           [Step("inbox", "open", ["take"]), Step("open", "waiting", ["park"]),
+                            Step("waiting", "open", ["resume"])])
+    machine = MachineReport(ticket_model(), "ticket", [
+        CheckLine("✓", "4 states, 4 transitions"),
+        CheckLine("⚠", "guard kept in the model"),
+        CheckLine("·", "transition sources: note"),
+    ], [TemporalResult("deadlock_free", True, "no deadlocks in any reachable state"), lasso])
+    group = CheckGroup("Desk/invariants", [CheckLine("✓", "invariant n >= 0 — proven")])
+    return VerifyReport("desk.cell", notes=["note: a note <here>"], machines=[machine], groups=[group])
 
 
 def test_verify_bundle_keys_and_text_twin():
-    widget, bundle = verify_widget(failing_verify_report(), models=[ticket_model()])
+    report = failing_verify_report()
+    widget, bundle = verify_widget(report)
     assert set(bundle) == {WIDGET_MIME, "text/plain", "text/html"}
-    assert bundle["text/plain"] == CLI_VERIFY
+    assert bundle["text/plain"] == render_text(report)
+    assert bundle["text/plain"].endswith("VERIFY FAILED — 1 temporal property violated\n")
     assert bundle[WIDGET_MIME]["model_id"] == widget.model_id
     assert bundle[WIDGET_MIME]["version_major"] == 2
 
 
 def test_verify_widget_sections_and_counts():
-    widget, _ = verify_widget(failing_verify_report(), models=[ticket_model()])
+    widget, _ = verify_widget(failing_verify_report())
     header, accordion = widget.children
     assert isinstance(accordion, ipywidgets.Accordion)
-    assert "VERIFY FAILED" in header.value
-    assert accordion.titles == ("ticket  ✓ 2  ⚠ 1  ✗ 1",)
+    assert "<b>VERIFY FAILED — 1 temporal property violated</b>" in header.value
+    assert "<p>note: a note &lt;here&gt;</p>" in header.value
+    assert accordion.titles == ("ticket  ✓ 2  ⚠ 1  ✗ 1", "Desk/invariants  ✓ 1  ⚠ 0  ✗ 0")
     assert accordion.selected_index == 0  # the failing section is open
-    lines, diagram = accordion.children[0].children
-    assert "counter-example: inbox → open → waiting (cycle back to &#x27;open&#x27;)" in lines.value
-    assert '<span style="color:#d62728">✗ eventually(done) — a run can avoid' in lines.value
+    lines = accordion.children[0].children[0].value
+    assert "  counter-example: inbox → open → waiting → ... cycle back to &#x27;open&#x27;" in lines
+    assert "    inbox --take--&gt; open --park--&gt; waiting --resume--&gt; open" in lines
+    assert '<span style="color:#d62728">✗ eventually(done) — a run can avoid' in lines
+    assert len(accordion.children[1].children) == 1  # a group has no diagram
 
 
 def test_counter_example_highlighted_on_the_diagram():
-    widget, bundle = verify_widget(failing_verify_report(), models=[ticket_model()])
+    widget, bundle = verify_widget(failing_verify_report())
     svg = widget.children[1].children[0].children[1].value
     assert svg.startswith("<svg")
     assert svg.count('stroke="#d62728"') >= 6  # 3 path states + 3 steps (the loop closes)
     html = bundle["text/html"]
-    assert html.startswith('<div class="soma-report">\n<p><b>VERIFY FAILED</b></p>\n<details open>')
-    assert "<summary>ticket  ✓ 2  ⚠ 1  ✗ 1</summary>" in html
-    assert "<svg" in html
+    assert html.startswith('<div class="soma-report">\n<p><b>VERIFY FAILED')
+    assert "<details open><summary>ticket  ✓ 2  ⚠ 1  ✗ 1</summary>" in html
+    assert "<details><summary>Desk/invariants  ✓ 1  ⚠ 0  ✗ 0</summary>" in html
+    assert html.count("<svg") == 1
+
+
+def test_check_line_trace_is_highlighted():
+    line = CheckLine("✗", "deadlock in 'waiting'", ["inbox", "open", "waiting"], [Step("inbox", "open")])
+    report = VerifyReport("desk.cell", machines=[MachineReport(ticket_model(), "ticket", [line])])
+    widget, bundle = verify_widget(report)
+    lines = widget.children[1].children[0].children[0].value
+    assert "  trace: inbox → open → waiting" in lines
+    assert bundle["text/html"].count("<svg") == 1
 
 
 def test_passing_verify_html_has_no_diagram_but_widget_has():
-    machine = Machine("ticket", [Line("✓", "all states reachable from 'inbox'")],
-                      [Temporal("deadlock_free", True, "no deadlocks in any reachable state")])
-    report = FakeVerifyReport([machine], "VERIFY OK", "VERIFY OK\n")
-    widget, bundle = verify_widget(report, models=[ticket_model()])
+    machine = MachineReport(ticket_model(), "ticket", [CheckLine("✓", "all states reachable from 'inbox'")],
+                            [TemporalResult("deadlock_free", True, "no deadlocks in any reachable state")])
+    widget, bundle = verify_widget(VerifyReport("desk.cell", machines=[machine]))
+    assert bundle["text/plain"].endswith("VERIFY OK\n")
     assert "<svg" not in bundle["text/html"]
-    assert "<details>" in bundle["text/html"]
+    assert "<details><summary>ticket  ✓ 2  ⚠ 0  ✗ 0</summary>" in bundle["text/html"]
     assert widget.children[1].selected_index is None
     assert widget.children[1].children[0].children[1].value.startswith("<svg")
 
 
-def test_verify_without_model_has_no_diagram():
-    widget, bundle = verify_widget(failing_verify_report())
-    assert len(widget.children[1].children[0].children) == 1
-    assert "<svg" not in bundle["text/html"]
-
-
 def test_verify_bundle_is_deterministic_apart_from_model_id():
-    _, first = verify_widget(failing_verify_report(), models=[ticket_model()])
-    _, second = verify_widget(failing_verify_report(), models=[ticket_model()])
+    _, first = verify_widget(failing_verify_report())
+    _, second = verify_widget(failing_verify_report())
     assert first[WIDGET_MIME]["model_id"] != second[WIDGET_MIME]["model_id"]
     assert first["text/html"] == second["text/html"]
-
-
-def test_counter_example_text():
-    assert counter_example_text(["a", "b"]) == "counter-example: a → b"
-    assert counter_example_text(["a", "b", "c"], 0) == "counter-example: a → b → c (cycle back to 'a')"
+    assert first["text/plain"] == second["text/plain"]
 
 
 CLI_TEST = "test T ...\n  ✓ assert f() == 1\n  ✗ assert g() == 2\n\n2 tests: 1 passed, 1 failed\n"

@@ -11,21 +11,21 @@ application/vnd.jupyter.widget-view+json (the live widget in Lab), text/plain
 identical to the CLI output (what nbval compares), and a text/html fallback
 of `<details>` sections for nbconvert and GitHub, where widgets don't run.
 
-Reports are read through one adapter per kind (`_verify_sections`,
-`_test_sections`) by attribute name, so this module depends only on their
-shape: a verify report has `machines` (each with `name`, `lines` of
-`mark`/`text`/`trace`, and `temporal` results with `property`, `passed`,
-`message`, `counter_example`, `loop_start`) and `verdict`; a test report has
-`cells` (each with `name` and `results` of `passed`/`line`).
+Reports are read through one adapter per kind: `_verify_sections` reads a
+VerifyReport (analysis.verify.report: machines with their model, check lines
+and temporal results, then the check groups); `_test_sections` reads a test
+report by attribute name (`cells`, each with `name` and `results` of
+`passed`/`line`).
 """
 
 from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 from ..analysis.model import MachineModel
+from ..analysis.verify.report import counter_example_text, labelled_trace, render_text
 from .diagrams import diagram_bundle
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -37,16 +37,18 @@ WARNING_COLOR = "#b8860b"
 
 @dataclass
 class ReportLine:
-    """One result line: its mark (✓ ⚠ ✗ ·), text and an optional state path."""
+    """One result line: its mark (✓ ⚠ ✗ ·), text, the indented lines under it
+    (trace, counter-example) and the state path they show."""
 
     mark: str
     text: str
+    details: list[str] = field(default_factory=list)
     path: list[str] = field(default_factory=list)
 
 
 @dataclass
 class ReportSection:
-    """One collapsible section: a machine's checks or a test cell's rules."""
+    """One collapsible section: a machine's checks, a check group or a test cell."""
 
     name: str
     lines: list[ReportLine]
@@ -79,54 +81,35 @@ def _get(obj: Any, *names: str, default: Any = None) -> Any:
     return default
 
 
-def _text_twin(report: Any) -> str:
-    """The report's CLI text: its `render_text()` method, or the module's."""
-    method = getattr(report, "render_text", None)
-    if callable(method):
-        return method()
-    from ..analysis.verify import render_text
-    return render_text(report)
-
-
-def _verify_sections(report: Any, models: dict[str, MachineModel]) -> list[ReportSection]:
-    """Read a VerifyReport into sections, one per machine."""
+def _verify_sections(report: Any) -> list[ReportSection]:
+    """Read a VerifyReport: one section per machine, then one per check group."""
     sections = []
-    for machine in _get(report, "machines", "sections", default=[]) or []:
-        name = str(_get(machine, "name", "machine", "title", default=""))
-        lines = [_verify_line(line) for line in _get(machine, "lines", "checks", default=[]) or []]
-        lines += _temporal_lines(_get(machine, "temporal", "temporal_results", default=[]) or [])
-        model = _get(machine, "model", default=None) or models.get(name)
-        sections.append(ReportSection(name, lines, model))
+    for machine in report.machines:
+        lines = [_check_line(line) for line in machine.lines]
+        lines += [_temporal_line(result) for result in machine.temporal]
+        sections.append(ReportSection(machine.title, lines, machine.model))
+    for group in report.groups:
+        sections.append(ReportSection(group.title, [_check_line(line) for line in group.lines]))
     return sections
 
 
-def _verify_line(line: Any) -> ReportLine:
-    """One check line of a machine."""
-    path = _get(line, "trace", "path", "states", default=None) or []
-    return ReportLine(str(_get(line, "mark", default="·")), str(_get(line, "text", default="")), list(path))
+def _check_line(line: Any) -> ReportLine:
+    """A check line with its trace (and labelled steps) under it."""
+    trace = list(line.trace or [])
+    details = [f"trace: {' → '.join(trace)}"] if trace else []
+    if trace and line.steps:
+        details.append("  " + labelled_trace(line.steps))
+    return ReportLine(line.mark, line.text, details, trace)
 
 
-def _temporal_lines(results: Iterable[Any]) -> list[ReportLine]:
-    """Temporal results as lines; a counter-example adds its own line."""
-    lines = []
-    for result in results:
-        passed = bool(_get(result, "passed", default=False))
-        text = f"{_get(result, 'property', 'name', default='')} — {_get(result, 'message', default='')}"
-        states = list(_get(result, "counter_example", default=None) or [])
-        loop_start = _get(result, "loop_start", default=None)
-        path = states + [states[loop_start]] if states and loop_start is not None else states
-        lines.append(ReportLine("✓" if passed else "✗", text, path))
-        if states:
-            lines.append(ReportLine("·", counter_example_text(states, loop_start)))
-    return lines
-
-
-def counter_example_text(states: list[str], loop_start: Optional[int] = None) -> str:
-    """`counter-example: a → b → c`, closed by `(cycle back to 'b')` for a lasso."""
-    text = "counter-example: " + " → ".join(states)
-    if loop_start is not None:
-        text += f" (cycle back to '{states[loop_start]}')"
-    return text
+def _temporal_line(result: Any) -> ReportLine:
+    """A temporal result; a counter-example (lasso closed) is its path."""
+    states = list(result.counter_example or [])
+    details = [f"counter-example: {counter_example_text(result)}"] if states else []
+    if states and result.steps:
+        details.append("  " + labelled_trace(result.steps))
+    mark = "✓" if result.passed else "✗"
+    return ReportLine(mark, f"{result.property} — {result.message}", details, states)
 
 
 def _test_sections(report: Any) -> list[ReportSection]:
@@ -161,10 +144,11 @@ def _verdict(report: Any, sections: list[ReportSection]) -> str:
 # ---------------------------------------------------------------- views
 
 def _line_html(line: ReportLine) -> str:
-    """One escaped line, coloured when it warns or fails."""
+    """One escaped line (coloured when it warns or fails) and its details."""
     text = html.escape(f"{line.mark} {line.text}")
     color = {"✗": FAILURE_COLOR, "⚠": WARNING_COLOR}.get(line.mark)
-    return f'<span style="color:{color}">{text}</span>' if color else text
+    head = f'<span style="color:{color}">{text}</span>' if color else text
+    return "\n".join([head] + [html.escape(f"  {detail}") for detail in line.details])
 
 
 def _lines_html(section: ReportSection) -> str:
@@ -188,12 +172,18 @@ def _section_diagrams(section: ReportSection, always: bool) -> list[str]:
     return [_diagram_html(section.model, None)] if always else []
 
 
-def _fallback_html(sections: list[ReportSection], verdict: str) -> str:
+def _header_html(verdict: str, notes: list[str]) -> str:
+    """The verdict in bold, then the report's notes and errors."""
+    return "\n".join([f"<p><b>{html.escape(verdict)}</b></p>"]
+                     + [f"<p>{html.escape(note)}</p>" for note in notes])
+
+
+def _fallback_html(sections: list[ReportSection], verdict: str, notes: list[str]) -> str:
     """The `<details>` view for renderers without widgets.
 
     Diagrams appear only for counter-examples, to keep saved notebooks small.
     """
-    parts = ['<div class="soma-report">', f"<p><b>{html.escape(verdict)}</b></p>"]
+    parts = ['<div class="soma-report">', _header_html(verdict, notes)]
     for section in sections:
         opened = " open" if section.count("✗") else ""
         parts.append(f"<details{opened}><summary>{html.escape(section.title)}</summary>")
@@ -204,7 +194,7 @@ def _fallback_html(sections: list[ReportSection], verdict: str) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _build_widget(sections: list[ReportSection], verdict: str):
+def _build_widget(sections: list[ReportSection], verdict: str, notes: list[str]):
     """VBox(verdict, Accordion(one VBox per section))."""
     import ipywidgets
 
@@ -214,33 +204,30 @@ def _build_widget(sections: list[ReportSection], verdict: str):
     accordion = ipywidgets.Accordion(children=panels, titles=tuple(s.title for s in sections))
     failing = [i for i, s in enumerate(sections) if s.count("✗")]
     accordion.selected_index = failing[0] if failing else None
-    header = ipywidgets.HTML(f"<b>{html.escape(verdict)}</b>")
+    header = ipywidgets.HTML(_header_html(verdict, notes))
     return ipywidgets.VBox([header, accordion])
 
 
-def _widget_and_bundle(sections: list[ReportSection], verdict: str, text: str):
+def _widget_and_bundle(sections: list[ReportSection], verdict: str, notes: list[str], text: str):
     """The widget plus its display bundle (widget view, text twin, HTML)."""
-    widget = _build_widget(sections, verdict)
+    widget = _build_widget(sections, verdict, notes)
     view = widget._repr_mimebundle_()[WIDGET_MIME]
-    bundle = {WIDGET_MIME: view, "text/plain": text, "text/html": _fallback_html(sections, verdict)}
+    bundle = {WIDGET_MIME: view, "text/plain": text, "text/html": _fallback_html(sections, verdict, notes)}
     return widget, bundle
 
 
-def verify_widget(report: Any, models: Optional[Iterable[MachineModel]] = None):
-    """(widget, bundle) for a VerifyReport.
-
-    `models` supplies the machine diagrams when the report's machines don't
-    carry their `model`; they are matched by machine name.
-    """
-    by_name = {m.name: m for m in models or []}
-    sections = _verify_sections(report, by_name)
-    return _widget_and_bundle(sections, _verdict(report, sections), _text_twin(report))
+def verify_widget(report: Any):
+    """(widget, bundle) for a VerifyReport."""
+    sections = _verify_sections(report)
+    notes = report.notes + report.errors + report.check_errors
+    return _widget_and_bundle(sections, report.verdict, notes, render_text(report))
 
 
 def test_widget(report: Any):
     """(widget, bundle) for a TestReport."""
     sections = _test_sections(report)
-    return _widget_and_bundle(sections, _verdict(report, sections), _text_twin(report))
+    notes = list(_get(report, "notes", default=[]) or [])
+    return _widget_and_bundle(sections, _verdict(report, sections), notes, report.render_text())
 
 
 test_widget.__test__ = False  # a public API function, not a pytest test
