@@ -1,0 +1,1213 @@
+"""The Soma parser: source text → `ast.Program` (or a notebook fragment).
+
+Phases, in order:
+1. `_scan` blanks comments (offsets kept), tracks brackets and notices text
+   that stops inside a string, a block comment or an open bracket;
+2. lark (LALR, contextual lexer, grammar.lark) builds a parse tree over the
+   clean text;
+3. `_Builder` turns the tree into AST nodes bottom-up, without recursion,
+   giving each node the Span of its source text; string literals are split
+   into interpolation segments here, each segment parsed with the same
+   grammar;
+4. every failure becomes a `SomaSyntaxError` whose Diagnostic points at the
+   offending text, in plain words, with a hint for the usual mistakes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
+
+from . import ast
+from ..diagnostics import Diagnostic, SomaSyntaxError
+
+MAX_NESTING = 400
+
+# ---------------------------------------------------------------- public API
+
+
+def parse(text: str, origin: str = "<input>") -> ast.Program:
+    """Parse a whole source file into a Program (source and origin set)."""
+    items = _parse_text(text, origin, "start")
+    program = ast.Program(items=items, source=text, origin=origin)
+    object.__setattr__(program, "span", _whole_span(text))
+    return program
+
+
+def parse_fragment(text: str, origin: str = "<input>") -> list:
+    """Parse a notebook cell: top-level items, statements and test rules, in order."""
+    return _parse_text(text, origin, "fragment")
+
+
+def is_complete(text: str) -> str:
+    """"complete", "incomplete" (more input could finish it) or "invalid"."""
+    try:
+        parse_fragment(text)
+    except SomaSyntaxError as err:
+        return "incomplete" if err.incomplete else "invalid"
+    return "complete"
+
+
+# ---------------------------------------------------------------- the lark object
+
+_LARK: Optional[Lark] = None
+
+
+def _lark() -> Lark:
+    """The grammar's parser, built once per process."""
+    global _LARK
+    if _LARK is None:
+        grammar = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
+        _LARK = Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True,
+                     maybe_placeholders=False, start=["start", "fragment", "expr_only"])
+    return _LARK
+
+
+# ---------------------------------------------------------------- scanning
+
+
+@dataclass
+class _Scan:
+    """What the pre-lexing pass found (see `_scan`)."""
+
+    clean: str
+    open_brackets: list[tuple[str, int]] = field(default_factory=list)
+    unclosed: Optional[tuple[str, int]] = None
+    max_depth: int = 0
+    max_depth_at: int = 0
+
+
+_OPENERS = {"{": "}", "(": ")", "[": "]"}
+_CLOSERS = {"}": "{", ")": "(", "]": "["}
+
+
+def _scan(text: str) -> _Scan:
+    """Blank comments (keeping offsets and newlines), track brackets and
+    whether the text ends inside a string or block comment."""
+    chars = list(text)
+    result = _Scan(clean="")
+    stack: list[tuple[str, int]] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            end = _string_end(text, i)
+            if end < 0:
+                kind = "triple-quoted string" if text.startswith('"""', i) else "string"
+                result.unclosed = (kind, i)
+                break
+            i = end
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            _blank(chars, i, end)
+            i = end
+        elif text.startswith("/*", i):
+            end = _block_comment_end(text, i)
+            _blank(chars, i, n if end < 0 else end)
+            if end < 0:
+                result.unclosed = ("block comment", i)
+                break
+            i = end
+        else:
+            _track_bracket(c, i, stack, result)
+            i += 1
+    result.clean = "".join(chars)
+    result.open_brackets = stack
+    return result
+
+
+def _track_bracket(c: str, i: int, stack: list, result: _Scan) -> None:
+    """Push an opening bracket, pop its closer, record the deepest nesting."""
+    if c in _OPENERS:
+        stack.append((c, i))
+        if len(stack) > result.max_depth:
+            result.max_depth, result.max_depth_at = len(stack), i
+    elif c in _CLOSERS and stack and stack[-1][0] == _CLOSERS[c]:
+        stack.pop()
+
+
+def _string_end(text: str, start: int) -> int:
+    """Offset just past the string literal opened at `start`, or -1."""
+    if text.startswith('"""', start):
+        end = text.find('"""', start + 3)
+        return -1 if end < 0 else end + 3
+    i, n = start + 1, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            i += 2
+        elif c == '"':
+            return i + 1
+        else:
+            i += 1
+    return -1
+
+
+def _block_comment_end(text: str, start: int) -> int:
+    """Offset just past the `*/` closing the nesting comment at `start`, or -1."""
+    depth, i, n = 0, start, len(text)
+    while i < n:
+        if text.startswith("/*", i):
+            depth, i = depth + 1, i + 2
+        elif text.startswith("*/", i):
+            depth, i = depth - 1, i + 2
+            if depth == 0:
+                return i
+        else:
+            i += 1
+    return -1
+
+
+def _blank(chars: list[str], start: int, end: int) -> None:
+    """Replace chars[start:end] by spaces, keeping line breaks."""
+    for k in range(start, end):
+        if chars[k] not in "\r\n":
+            chars[k] = " "
+
+
+# ---------------------------------------------------------------- positions
+
+
+class _Lines:
+    """Offset → (line, col) for one text (1-based, columns count characters)."""
+
+    def __init__(self, text: str):
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """The 1-based line and column of a character offset."""
+        lo, hi = 0, len(self.starts) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.starts[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo + 1, offset - self.starts[lo] + 1
+
+    def span(self, start: int, end: int) -> ast.Span:
+        """The Span of text[start:end]."""
+        line, col = self.position(start)
+        end_line, end_col = self.position(end)
+        return ast.Span(line, col, end_line, end_col, start, end)
+
+
+def _whole_span(text: str) -> ast.Span:
+    """The Span covering a whole text."""
+    return _Lines(text).span(0, len(text))
+
+
+def _token_span(tok: Token) -> ast.Span:
+    """The Span of one lark token."""
+    return ast.Span(tok.line, tok.column, tok.end_line, tok.end_column, tok.start_pos, tok.end_pos)
+
+
+def _meta_span(meta) -> ast.Span:
+    """The Span of a lark tree's meta (NO_SPAN when the tree is empty)."""
+    if getattr(meta, "empty", True):
+        return ast.NO_SPAN
+    return ast.Span(meta.line, meta.column, meta.end_line, meta.end_column,
+                    meta.start_pos, meta.end_pos)
+
+
+# ---------------------------------------------------------------- parsing driver
+
+
+def _parse_text(text: str, origin: str, start: str):
+    """Scan, parse and build; every failure is a SomaSyntaxError."""
+    if text.startswith("\ufeff"):
+        text = " " + text[1:]
+    scanned = _scan(text)
+    errors = _Errors(text, scanned, origin)
+    if scanned.max_depth > MAX_NESTING:
+        errors.raise_at(scanned.max_depth_at, scanned.max_depth_at + 1,
+                        f"nesting deeper than {MAX_NESTING} levels",
+                        hint="split the expression with `let` bindings or helper handlers")
+    try:
+        tree = _lark().parse(scanned.clean, start=start)
+    except UnexpectedInput as exc:
+        errors.from_lark(exc)
+    if scanned.unclosed is not None:
+        errors.unclosed_text()
+    return _Builder(scanned.clean, origin).build(tree)
+
+
+def parse_expression(text: str, origin: str = "<input>") -> ast.Expr:
+    """Parse one expression (used for interpolation segments)."""
+    scanned = _scan(text)
+    if scanned.unclosed is not None:
+        _Errors(text, scanned, origin).unclosed_text()
+    try:
+        tree = _lark().parse(scanned.clean, start="expr_only")
+    except UnexpectedInput as exc:
+        _Errors(text, scanned, origin).from_lark(exc)
+    return _Builder(scanned.clean, origin).build(tree)
+
+
+# ---------------------------------------------------------------- errors
+
+_WORD_HINTS = {
+    "elif": "write `else if`",
+    "and": "Soma's logic operators are `&&`, `||` and `!`",
+    "or": "Soma's logic operators are `&&`, `||` and `!`",
+    "not": "Soma's logic operators are `&&`, `||` and `!`",
+    "null": "the empty value is `()`",
+    "nil": "the empty value is `()`",
+    "None": "the empty value is `()`",
+    "True": "booleans are written `true` and `false`",
+    "False": "booleans are written `true` and `false`",
+    "def": "handlers are written `on name(p: Type) { … }`",
+    "fn": "handlers are written `on name(p: Type) { … }`",
+    "function": "handlers are written `on name(p: Type) { … }`",
+    "const": "Soma has no constants: use `let` inside a handler, or a memory slot",
+    "class": "declare sum types with `cell type Name { variants { … } }`; records are `Name { f: v }`",
+    "throw": "raise errors with `fail(\"kind\", \"detail\")` or `require cond else Tag`",
+    "new": "build a record with `Name { field: value }` (no `new`)",
+}
+
+# Words that are never valid names in expressions (`new` only before a type name).
+_FORBIDDEN_NAMES = {w for w in _WORD_HINTS if w not in ("fn", "function", "nil", "new")}
+
+_TERMINAL_WORDS = {
+    "NAME": "a name", "TYPE_NAME": "a type name", "STRING": "a string",
+    "TRIPLE_STRING": "a string", "INT": "a number", "FLOAT": "a number",
+    "HEX_INT": "a number", "BIN_INT": "a number", "OCT_INT": "a number",
+    "DURATION": "a duration (5s, 100ms, 2min)", "$END": "the end of the text",
+}
+
+_ENCLOSURE_WORDS = {
+    "cell": "cell", "skeleton": "cell", "flesh": "flesh block", "on": "handler",
+    "face": "face section", "memory": "memory section", "state": "state block",
+    "rules": "rules block", "cost": "cost block", "variants": "variants block",
+    "every": "every block", "after": "after block", "match": "match",
+}
+
+
+class _Errors:
+    """Builds SomaSyntaxErrors for one text."""
+
+    def __init__(self, text: str, scanned: _Scan, origin: str):
+        self.text = text
+        self.scanned = scanned
+        self.origin = origin
+        self.lines = _Lines(text)
+
+    def raise_at(self, start: int, end: int, message: str, hint: Optional[str] = None,
+                 incomplete: bool = False):
+        """Raise a parse error covering text[start:end]."""
+        end = max(end, start)
+        diagnostic = Diagnostic(severity="error", kind="parse", message=message,
+                                span=self.lines.span(start, end), origin=self.origin, hint=hint)
+        raise SomaSyntaxError(diagnostic, incomplete=incomplete) from None
+
+    def unclosed_text(self):
+        """The text ends inside a string or block comment."""
+        kind, start = self.scanned.unclosed
+        self.raise_at(start, start + (3 if kind.startswith("triple") else 1 + (kind == "block comment")),
+                      f"unterminated {kind}", incomplete=True,
+                      hint="close it with `*/`" if kind == "block comment" else "close it with its quote")
+
+    def from_lark(self, exc: UnexpectedInput):
+        """Translate a lark error into plain words."""
+        unclosed = self.scanned.unclosed
+        position = _error_offset(exc, len(self.text))
+        if unclosed is not None and position >= unclosed[1]:
+            self.unclosed_text()
+        if isinstance(exc, UnexpectedCharacters):
+            self._unexpected_character(position)
+        token = exc.token if isinstance(exc, UnexpectedToken) else None
+        if token is None or token.type == "$END":
+            self._unexpected_end(exc)
+        self._unexpected_token(token, exc)
+
+    def _unexpected_character(self, position: int):
+        """A character no token starts with."""
+        char = self.text[position]
+        if char == ";":
+            self.raise_at(position, position + 1,
+                          "unexpected character ';' — Soma has no semicolons, one statement per line",
+                          hint="remove the ';' and put the next statement on its own line")
+        if char == "@":
+            self.raise_at(position, position + 1, "unexpected character '@'",
+                          hint="Soma has no decorators: annotations follow the parameters, "
+                               "`on f(x: Int) [native] { … }`")
+        self.raise_at(position, position + 1, f"unexpected character {char!r}")
+
+    def _unexpected_end(self, exc):
+        """The text stopped before the construct was finished."""
+        end = len(self.text)
+        if self.scanned.open_brackets:
+            char, offset = self.scanned.open_brackets[-1]
+            line, col = self.lines.position(offset)
+            what = self._enclosure(offset) if char == "{" else f"'{char}'"
+            self.raise_at(end, end, f"expected '{_OPENERS[char]}' to close the {what} opened at {line}:{col}",
+                          incomplete=True)
+        expected = _expected_words(exc)
+        self.raise_at(end, end, "unexpected end of text" + (f" — expected {expected}" if expected else ""))
+
+    def _enclosure(self, offset: int) -> str:
+        """What the `{` at offset opens: "cell", "handler", "face section"…"""
+        line_start = self.scanned.clean.rfind("\n", 0, offset) + 1
+        words = re.findall(r"[A-Za-z_]\w*", self.scanned.clean[line_start:offset])
+        for word in words:
+            if word in _ENCLOSURE_WORDS:
+                return _ENCLOSURE_WORDS[word]
+        return "'{'"
+
+    def _unexpected_token(self, token: Token, exc):
+        """A token the grammar does not allow here, with a hint when we know the mistake."""
+        start, end = token.start_pos, token.end_pos
+        value = str(token)
+        hint = self._hint(token, exc)
+        message = f"unexpected {_show(value)}"
+        if hint is None:
+            expected = _expected_words(exc)
+            if expected:
+                message += f" — expected {expected}"
+        if token.type in _keyword_types() and "NAME" in getattr(exc, "expected", ()):
+            message = f"'{value}' is a reserved word — rename it"
+        self.raise_at(start, end, message, hint=hint)
+
+    def _hint(self, token: Token, exc) -> Optional[str]:
+        """The fix for a known mistake at this token, if it is one."""
+        value, start = str(token), token.start_pos
+        before = self.scanned.clean[:start].rstrip()
+        after = self.scanned.clean[token.end_pos:]
+        expected = set(getattr(exc, "expected", ()))
+        line_start = before.rfind("\n") + 1
+        if value in _WORD_HINTS:
+            return _WORD_HINTS[value]
+        if value == "=" and before.endswith("=="):
+            return "compare with `==` (there is no `===`)"
+        if value == "*" and before.endswith("*"):
+            return "there is no `**` operator: use pow(2, 3)"
+        if value == "=>" and any(_terminal_text(name) == "->" for name in expected):
+            return "match arms use `->`; `=>` is only for lambdas (`x => x + 1`)"
+        if value == "{" and re.match(r"\s*(\"[^\"]*\"|[A-Za-z_]\w*)\s*:", after):
+            return "there is no `{k: v}` map literal — use map(\"k\", v)"
+        if value == ":":
+            return self._colon_hint(before, line_start)
+        if value == "(" and before.endswith("for"):
+            return "a for loop binds one name: `for e in m { e.key … e.value }`"
+        if value == "," and re.match(r"[^)\n]*\)\s*=>", after):
+            return "a lambda takes one parameter: `p => p.a + p.b`"
+        if value == "{" and re.search(r"\bcell\s+test$", before):
+            return "name the test cell: `cell test MyTests { rules { … } }`"
+        return None
+
+    def _colon_hint(self, before: str, line_start: int) -> Optional[str]:
+        """Hints for a misplaced `:` (final:, ternary, slices)."""
+        if before.endswith("final"):
+            return "states with no outgoing transition are final — remove the `final:` line"
+        if "?" in before[line_start:]:
+            return "there is no `c ? a : b` — use `if c { a } else { b }`"
+        opened = [c for c, _ in _scan(before).open_brackets]
+        if opened and opened[-1] == "[":
+            return "there is no slice syntax — use slice(xs, a, b)"
+        return None
+
+
+def _error_offset(exc: UnexpectedInput, text_length: int) -> int:
+    """Where a lark error happened, as a character offset."""
+    if isinstance(exc, UnexpectedToken) and exc.token.type == "$END":
+        return text_length
+    position = getattr(exc, "pos_in_stream", None)
+    if position is None and isinstance(exc, UnexpectedToken):
+        position = exc.token.start_pos
+    return text_length if position is None else position
+
+
+def _show(value: str) -> str:
+    """A token as the message shows it."""
+    shown = value if len(value) <= 24 else value[:21] + "…"
+    return f"'{shown}'"
+
+
+_KEYWORD_TYPES: Optional[set] = None
+
+
+def _keyword_types() -> set:
+    """Terminal names of the grammar's keywords (`match`, `state`, …)."""
+    global _KEYWORD_TYPES
+    if _KEYWORD_TYPES is None:
+        _KEYWORD_TYPES = {t.name for t in _lark().terminals
+                          if t.pattern.type == "str" and re.fullmatch(r"[a-z_]\w*", t.pattern.value)}
+    return _KEYWORD_TYPES
+
+
+def _terminal_text(name: str) -> Optional[str]:
+    """The literal text of a string terminal, or None."""
+    for terminal in _lark().terminals:
+        if terminal.name == name and terminal.pattern.type == "str":
+            return terminal.pattern.value
+    return None
+
+
+def _expected_words(exc) -> str:
+    """'x', 'y' or a name — what the parser would have accepted (short lists only)."""
+    names = sorted(getattr(exc, "expected", ()) or ())
+    words: list[str] = []
+    for name in names:
+        word = _TERMINAL_WORDS.get(name)
+        if word is None:
+            text = _terminal_text(name)
+            word = f"'{text}'" if text is not None else None
+        if word and word not in words:
+            words.append(word)
+    if not words or len(words) > 6:
+        return ""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+# ---------------------------------------------------------------- tree → AST
+
+
+class _CostSection(list):
+    """The entries of one `cost { }` block, before they join their cell."""
+
+
+class _RulesSection(list):
+    """The rules of one `rules { }` block, before they join their test cell."""
+
+
+@dataclass
+class _Returns:
+    """A `-> Type` after a parameter list, with the span of the arrow clause."""
+
+    type: ast.TypeRef
+    span: ast.Span
+
+
+@dataclass
+class _Initial:
+    """An `initial: state` line."""
+
+    name: str
+    span: ast.Span
+
+
+class _Builder:
+    """Builds AST nodes from a lark tree, children before parents, without recursion."""
+
+    def __init__(self, clean: str, origin: str):
+        self.clean = clean
+        self.origin = origin
+
+    def build(self, tree: Tree):
+        """The AST value of the whole tree."""
+        built: dict[int, object] = {}
+        for subtree in tree.iter_subtrees():
+            children = [built[id(c)] if isinstance(c, Tree) else c for c in subtree.children]
+            method = getattr(self, "b_" + str(subtree.data))
+            value = method(children, _meta_span(subtree.meta))
+            if isinstance(value, ast.Node) and value.span is ast.NO_SPAN:
+                value.span = _meta_span(subtree.meta)
+            built[id(subtree)] = value
+        return built[id(tree)]
+
+    # ------------------------------------------------ helpers
+
+    def error(self, span: ast.Span, message: str, hint: Optional[str] = None):
+        """Raise a parse error at span."""
+        diagnostic = Diagnostic(severity="error", kind="parse", message=message, span=span,
+                                origin=self.origin, hint=hint)
+        raise SomaSyntaxError(diagnostic)
+
+    def source_of(self, node: ast.Node) -> str:
+        """The node's source text with whitespace runs collapsed (comments are already blank)."""
+        return " ".join(self.clean[node.span.start:node.span.end].split())
+
+    def check_name(self, tok: Token) -> str:
+        """A name token as a str, refused when it is a word from another language."""
+        value = str(tok)
+        if value in _FORBIDDEN_NAMES or (value == "new" and re.match(r"\s*[A-Z]", self.clean[tok.end_pos:])):
+            self.error(_token_span(tok), f"unexpected '{value}'", hint=_WORD_HINTS[value])
+        return value
+
+    # ------------------------------------------------ top level
+
+    def b_start(self, items, span):
+        return list(items)
+
+    def b_fragment(self, items, span):
+        return list(items)
+
+    def b_expr_only(self, children, span):
+        return children[0]
+
+    def b_use(self, names, span):
+        return ast.Use(path="/".join(str(n) for n in names))
+
+    def b_cell_kind(self, tokens, span):
+        words = [str(t) for t in tokens]
+        return "skeleton" if words[0] == "skeleton" else ("agent" if len(words) == 2 else "cell")
+
+    def b_cell(self, children, span):
+        kind, name, sections = children[0], children[1], children[2:]
+        cell = ast.CellDecl(name=str(name), kind=kind)
+        for section in sections:
+            self._add_section(cell, section)
+        self._require_typed_params(cell.handlers)
+        if kind == "skeleton" and cell.face is not None:
+            for signal in cell.face.signals:
+                if signal.frame is None:
+                    signal.frame = ast.Frame(span=signal.span)
+        return cell
+
+    def _add_section(self, cell: ast.CellDecl, section) -> None:
+        """File one section into its cell."""
+        if isinstance(section, ast.Face):
+            self._merge_face(cell, section)
+        elif isinstance(section, ast.Memory):
+            self._merge_memory(cell, section)
+        elif isinstance(section, ast.StateMachine):
+            cell.machines.append(section)
+        elif isinstance(section, ast.Handler):
+            cell.handlers.append(section)
+        elif isinstance(section, _CostSection):
+            cell.cost.extend(section)
+        elif isinstance(section, ast.Scheduled):
+            cell.scheduled.append(section)
+
+    @staticmethod
+    def _merge_face(cell: ast.CellDecl, face: ast.Face) -> None:
+        """A second `face` section adds to the first."""
+        if cell.face is None:
+            cell.face = face
+        else:
+            cell.face.signals.extend(face.signals)
+            cell.face.tools.extend(face.tools)
+            cell.face.promises.extend(face.promises)
+
+    @staticmethod
+    def _merge_memory(cell: ast.CellDecl, memory: ast.Memory) -> None:
+        """A second `memory` section adds to the first."""
+        if cell.memory is None:
+            cell.memory = memory
+        else:
+            cell.memory.slots.extend(memory.slots)
+            cell.memory.invariants.extend(memory.invariants)
+
+    def _require_typed_params(self, handlers: list[ast.Handler]) -> None:
+        """Outside flesh, every handler parameter needs a type."""
+        for handler in handlers:
+            for param in handler.params:
+                if param.type is None:
+                    self.error(param.span, f"parameter '{param.name}' of '{handler.name}' has no type",
+                               hint=f"write `{param.name}: Type` (`{param.name}: Any` accepts anything); "
+                                    "only flesh handlers take their types from the skeleton")
+
+    def b_type_decl(self, children, span):
+        return ast.TypeDecl(name=str(children[0]), variants=list(children[1:]))
+
+    def b_variant_unit(self, children, span):
+        return ast.VariantDecl(name=str(children[0]))
+
+    def b_variant_struct(self, children, span):
+        return ast.VariantDecl(name=str(children[0]), fields=list(children[1:]))
+
+    def b_variant_tuple(self, children, span):
+        return ast.VariantDecl(name=str(children[0]), items=list(children[1:]))
+
+    def b_variant_field(self, children, span):
+        return (str(children[0]), children[1])
+
+    def b_flesh(self, children, span):
+        handlers = list(children[1:])
+        for handler in handlers:
+            handler.flesh = True
+        return ast.Flesh(name=str(children[0]), handlers=handlers)
+
+    def b_test_cell(self, children, span):
+        rules: list = []
+        handlers: list[ast.Handler] = []
+        for section in children[1:]:
+            if isinstance(section, ast.Handler):
+                handlers.append(section)
+            else:
+                rules.extend(section)
+        self._require_typed_params(handlers)
+        return ast.TestCell(name=str(children[0]), rules=rules, handlers=handlers)
+
+    # ------------------------------------------------ face
+
+    def b_face(self, items, span):
+        face = ast.Face()
+        for item in items:
+            if isinstance(item, ast.Signal):
+                face.signals.append(item)
+            elif isinstance(item, ast.Tool):
+                face.tools.append(item)
+            else:
+                face.promises.append(item)
+        return face
+
+    def b_signal(self, children, span):
+        name, rest = str(children[0]), children[1:]
+        params = rest.pop(0) if rest and isinstance(rest[0], list) else []
+        returns = rest.pop(0).type if rest and isinstance(rest[0], _Returns) else None
+        frame = None
+        if rest:
+            frame = ast.Frame(span=_join_spans(rest[0][1], rest[-1][1]))
+            for kind, _clause_span, values in rest:
+                getattr(frame, kind).extend(values)
+        return ast.Signal(name=name, params=params, returns=returns, frame=frame)
+
+    def b_returns(self, children, span):
+        return _Returns(type=children[0], span=span)
+
+    def b_frame_calls(self, names, span):
+        return ("calls", span, list(names))
+
+    def b_frame_writes(self, names, span):
+        return ("writes", span, [str(n) for n in names])
+
+    def b_frame_reads(self, names, span):
+        return ("reads", span, [str(n) for n in names])
+
+    def b_frame_moves(self, moves, span):
+        return ("moves", span, list(moves))
+
+    def b_frame_move(self, children, span):
+        return (str(children[0]), str(children[1]))
+
+    def b_dotted_name(self, parts, span):
+        return ".".join(str(p) for p in parts)
+
+    def b_tool(self, children, span):
+        name, rest = str(children[0]), children[1:]
+        tool = ast.Tool(name=name, params=[])
+        for item in rest:
+            if isinstance(item, list):
+                tool.params = item
+            elif isinstance(item, _Returns):
+                tool.returns = item.type
+            elif isinstance(item, tuple):
+                tool.capability = item[1]
+            else:
+                tool.description = _plain_string(item)
+        return tool
+
+    def b_tool_capability(self, children, span):
+        return ("capability", _plain_string(children[0]))
+
+    def b_promise(self, children, span):
+        tok = children[0]
+        return _plain_string(tok) if tok.type == "STRING" else str(tok)
+
+    # ------------------------------------------------ memory, state, cost
+
+    def b_memory(self, items, span):
+        memory = ast.Memory()
+        for item in items:
+            (memory.slots if isinstance(item, ast.Slot) else memory.invariants).append(item)
+        return memory
+
+    def b_slot(self, children, span):
+        props = children[2] if len(children) > 2 else []
+        return ast.Slot(name=str(children[0]), type=children[1], props=props)
+
+    def b_slot_props(self, props, span):
+        return list(props)
+
+    def b_prop(self, children, span):
+        arg = _prop_value(children[1]) if len(children) > 1 else None
+        return ast.SlotProp(name=str(children[0]), arg=arg)
+
+    def b_prop_name(self, children, span):
+        return str(children[0])
+
+    def b_invariant(self, children, span):
+        return ast.Invariant(expr=children[0])
+
+    def b_state(self, children, span):
+        name, rest = str(children[0]), children[1:]
+        type_name = None
+        if rest and isinstance(rest[0], Token):
+            type_name = str(rest.pop(0))
+        machine = ast.StateMachine(name=name, initial=None, type_name=type_name)
+        for item in rest:
+            if isinstance(item, _Initial):
+                if machine.initial is not None:
+                    self.error(item.span, f"state machine '{name}' declares `initial:` twice",
+                               hint="keep one `initial:` line")
+                machine.initial = item.name
+            else:
+                machine.edges.append(item)
+        return machine
+
+    def b_initial(self, children, span):
+        return _Initial(name=str(children[0]), span=span)
+
+    def b_edge(self, children, span):
+        edge = ast.Edge(src=str(children[0]), dst=str(children[1]))
+        for extra in children[2:]:
+            if isinstance(extra, list):
+                edge.excepts = extra
+            else:
+                edge.guard = extra
+        return edge
+
+    def b_edge_guard(self, children, span):
+        return children[0]
+
+    def b_edge_except(self, names, span):
+        return [str(n) for n in names]
+
+    def b_cost(self, entries, span):
+        return _CostSection(entries)
+
+    def b_cost_entry(self, children, span):
+        return ast.CostEntry(axis=str(children[0]), value=_prop_value(children[1]))
+
+    # ------------------------------------------------ handlers
+
+    def b_handler(self, children, span):
+        name, rest = str(children[0]), children[1:]
+        handler = ast.Handler(name=name, params=[], body=rest[-1])
+        for item in rest[:-1]:
+            if isinstance(item, _Returns):
+                self.error(item.span, f"handler '{name}' declares a return type",
+                           hint=f"return types live on the face signal: `signal {name}(…) -> "
+                                f"{item.type.render()}`; remove `-> {item.type.render()}` here")
+            elif item and isinstance(item[0], ast.Param):
+                handler.params = item
+            else:
+                handler.annotations = [(p.name, p.arg) for p in item]
+        return handler
+
+    def b_annotations(self, props, span):
+        return list(props)
+
+    def b_scheduled(self, children, span):
+        return ast.Scheduled(kind=str(children[0]), interval_ms=_duration_ms(str(children[1])),
+                             body=children[2])
+
+    def b_params(self, params, span):
+        return list(params)
+
+    def b_param(self, children, span):
+        type_ref = children[1] if len(children) > 1 else None
+        return ast.Param(name=self.check_name(children[0]), type=type_ref)
+
+    def b_type(self, children, span):
+        return ast.TypeRef(name=str(children[0]), args=list(children[1:]))
+
+    # ------------------------------------------------ test rules
+
+    def b_rules(self, rules, span):
+        return _RulesSection(rules)
+
+    def b_rule_let(self, children, span):
+        return ast.RuleLet(name=self.check_name(children[0]), value=children[1])
+
+    def b_rule_assert(self, children, span):
+        return ast.RuleAssert(expr=children[0], source=self.source_of(children[0]))
+
+    def b_rule_assert_fails(self, children, span):
+        matching = _plain_string(children[1]) if len(children) > 1 else None
+        return ast.RuleAssertFails(expr=children[0], source=self.source_of(children[0]), matching=matching)
+
+    def b_rule_mock(self, children, span):
+        is_error = len(children) == 3
+        return ast.RuleMock(target=children[0], value=children[-1], is_error=is_error)
+
+    def b_mock_target(self, parts, span):
+        return ".".join(str(p) for p in parts)
+
+    def b_rule_property(self, children, span):
+        name, var = _plain_string(children[0]), str(children[1])
+        rest = children[2:]
+        var_type = rest.pop(0) if isinstance(rest[0], ast.TypeRef) else None
+        lo, hi, ensures = rest
+        return ast.RuleProperty(name=name, var=var, var_type=var_type, lo=lo, hi=hi,
+                                ensures=ensures, source=self.source_of(ensures))
+
+    # ------------------------------------------------ statements
+
+    def b_block(self, stmts, span):
+        return ast.Block(stmts=list(stmts))
+
+    def b_let(self, children, span):
+        return ast.Let(name=self.check_name(children[0]), value=children[1])
+
+    def b_assign_op(self, tokens, span):
+        return str(tokens[0])
+
+    def b_assign(self, children, span):
+        target, op, value = children
+        if not _is_assignable(target):
+            self.error(target.span, "cannot assign to this expression",
+                       hint="assign to a name, an index `xs[i]` or a field `r.f`")
+        return ast.Assign(target=target, op=op, value=value)
+
+    def b_loop_bound(self, children, span):
+        return _int_value(str(children[0]))
+
+    def b_while(self, children, span):
+        bound = children[0] if len(children) == 3 else None
+        return ast.While(cond=children[-2], body=children[-1], bound=bound)
+
+    def b_for(self, children, span):
+        bound = children[0] if len(children) == 4 else None
+        return ast.For(var=self.check_name(children[-3]), iterable=children[-2], body=children[-1],
+                       bound=bound)
+
+    def b_break(self, children, span):
+        return ast.Break()
+
+    def b_continue(self, children, span):
+        return ast.Continue()
+
+    def b_return(self, children, span):
+        return ast.Return(value=children[0] if children else None)
+
+    def b_require(self, children, span):
+        detail = children[2] if len(children) > 2 else None
+        return ast.Require(cond=children[0], tag=str(children[1]), detail=detail)
+
+    def b_ensure(self, children, span):
+        return ast.Ensure(cond=children[0])
+
+    def b_emit(self, children, span):
+        args = children[1] if len(children) > 1 else []
+        return ast.Emit(name=str(children[0]), args=args)
+
+    def b_expr_stmt(self, children, span):
+        return ast.ExprStmt(expr=children[0])
+
+    # ------------------------------------------------ expressions
+
+    def b_binary(self, children, span):
+        left, op, right = children
+        return ast.Binary(op=str(op), left=left, right=right)
+
+    def b_compare_op(self, tokens, span):
+        return str(tokens[0])
+
+    b_add_op = b_compare_op
+    b_mul_op = b_compare_op
+
+    def b_pipe(self, children, span):
+        return ast.Pipe(value=children[0], target=children[1])
+
+    def b_unary(self, children, span):
+        op, operand = str(children[0]), children[1]
+        if (op == "-" and isinstance(operand, ast.Literal) and isinstance(operand.value, (int, float))
+                and not isinstance(operand.value, bool) and self.clean[operand.span.start].isdigit()):
+            return ast.Literal(value=-operand.value)
+        return ast.Unary(op=op, operand=operand)
+
+    def b_field(self, children, span):
+        return ast.Field(obj=children[0], name=str(children[1]))
+
+    def b_method(self, children, span):
+        receiver, method = children[0], str(children[1])
+        args = children[2] if len(children) > 2 else []
+        if isinstance(receiver, ast.Name) and receiver.id[:1].isupper():
+            return ast.Call(func=method, args=args, cell=receiver.id)
+        return ast.MethodCall(receiver=receiver, method=method, args=args)
+
+    def b_index(self, children, span):
+        return ast.Index(obj=children[0], index=children[1])
+
+    def b_propagate(self, children, span):
+        return ast.Propagate(expr=children[0])
+
+    def b_true(self, children, span):
+        return ast.Literal(value=True)
+
+    def b_false(self, children, span):
+        return ast.Literal(value=False)
+
+    def b_unit(self, children, span):
+        return ast.Literal(value=None)
+
+    def b_paren(self, children, span):
+        return children[0]
+
+    def b_name(self, children, span):
+        return ast.Name(id=self.check_name(children[0]))
+
+    def b_call(self, children, span):
+        args = children[1] if len(children) > 1 else []
+        return ast.Call(func=self.check_name(children[0]), args=args)
+
+    def b_args(self, args, span):
+        return list(args)
+
+    def b_list(self, items, span):
+        return ast.ListLit(items=list(items))
+
+    def b_record(self, children, span):
+        return ast.RecordLit(type_name=str(children[0]), fields=list(children[1:]))
+
+    def b_record_field(self, children, span):
+        return (str(children[0]), children[1])
+
+    def b_lambda(self, children, span):
+        return ast.Lambda(param=self.check_name(children[0]), body=children[1])
+
+    def b_if_expr(self, children, span):
+        orelse = children[2] if len(children) > 2 else None
+        return ast.If(cond=children[0], then=children[1], orelse=orelse)
+
+    def b_match_expr(self, children, span):
+        return ast.Match(subject=children[0], arms=list(children[1:]))
+
+    def b_arm(self, children, span):
+        guard = children[1] if len(children) == 3 else None
+        return ast.MatchArm(pattern=children[0], guard=guard, body=children[-1])
+
+    def b_try_expr(self, children, span):
+        return ast.Try(body=children[0])
+
+    def b_int_lit(self, children, span):
+        return ast.Literal(value=_int_value(str(children[0])))
+
+    def b_float_lit(self, children, span):
+        return ast.Literal(value=float(str(children[0]).replace("_", "")))
+
+    def b_duration_lit(self, children, span):
+        return ast.Literal(value=_duration_ms(str(children[0])))
+
+    def b_string(self, children, span):
+        return _string_node(children[0], self.origin)
+
+    # ------------------------------------------------ patterns
+
+    def b_p_or(self, children, span):
+        left, right = children[0], children[-1]
+        alternatives = list(left.alternatives) if isinstance(left, ast.POr) else [left]
+        alternatives.append(right)
+        return ast.POr(alternatives=alternatives)
+
+    def b_p_literal(self, children, span):
+        value = children[0]
+        if isinstance(value, ast.Literal):
+            return ast.PLiteral(value=value.value)
+        if isinstance(value, ast.InterpString):
+            return ast.PLiteral(value="".join(p if isinstance(p, str) else "{…}" for p in value.parts))
+        return value
+
+    def b_p_true(self, children, span):
+        return ast.PLiteral(value=True)
+
+    def b_p_false(self, children, span):
+        return ast.PLiteral(value=False)
+
+    def b_p_unit(self, children, span):
+        return ast.PLiteral(value=None)
+
+    def b_p_number(self, children, span):
+        number = children[-1]
+        value = -number.value if len(children) == 2 else number.value
+        return ast.PLiteral(value=value)
+
+    def b_p_range(self, children, span):
+        return ast.PRange(lo=children[0].value, hi=children[1].value)
+
+    def b_p_bind(self, children, span):
+        name = self.check_name(children[0])
+        return ast.PWildcard() if name == "_" else ast.PBind(name=name)
+
+    def b_p_prefix(self, children, span):
+        return ast.PStringPrefix(prefix=_plain_string(children[0]), rest=self.check_name(children[1]))
+
+    def b_p_map(self, entries, span):
+        return ast.PMap(entries=list(entries))
+
+    def b_p_field(self, children, span):
+        return (str(children[0]), children[1] if len(children) > 1 else None)
+
+    def b_p_variant_unit(self, children, span):
+        return ast.PVariant(name=str(children[0]))
+
+    def b_p_variant_struct(self, children, span):
+        return ast.PVariant(name=str(children[0]), fields=list(children[1:]))
+
+    def b_p_variant_tuple(self, children, span):
+        return ast.PVariant(name=str(children[0]), items=list(children[1:]))
+
+
+def _join_spans(first: ast.Span, last: ast.Span) -> ast.Span:
+    """The span from the start of `first` to the end of `last`."""
+    return ast.Span(first.line, first.col, last.end_line, last.end_col, first.start, last.end)
+
+
+def _is_assignable(target) -> bool:
+    """A Name, or an Index/Field chain ending in a Name."""
+    node = target
+    while isinstance(node, (ast.Index, ast.Field)):
+        node = node.obj
+    return isinstance(node, ast.Name)
+
+
+def _prop_value(value):
+    """The Python value of a property / cost argument."""
+    if isinstance(value, ast.Literal):
+        return value.value
+    if isinstance(value, Token):
+        return _plain_string(value) if value.type == "STRING" else str(value)
+    return value
+
+
+def _int_value(text: str) -> int:
+    """An Int literal's value (`1_000`, `0xFF`, `0b101`, `0o17`)."""
+    return int(text.replace("_", ""), 0)
+
+
+_DURATION_UNITS = {"ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000,
+                   "year": 31_536_000_000, "years": 31_536_000_000}
+
+
+def _duration_ms(text: str) -> int:
+    """A duration literal (`5s`, `100ms`, `2min`) in milliseconds."""
+    match = re.fullmatch(r"([0-9_]+)([a-z]+)", text)
+    return int(match.group(1).replace("_", "")) * _DURATION_UNITS[match.group(2)]
+
+
+# ---------------------------------------------------------------- strings
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "0": "\0"}
+_LITERAL_SEGMENT = re.compile(r"[0-9,\s]*")
+
+
+def _unescape(raw: str) -> str:
+    """Process `\\n \\t \\r \\" \\\\ \\0 \\u{…}`; an unknown escape keeps its backslash."""
+    out: list[str] = []
+    i, n = 0, len(raw)
+    while i < n:
+        c = raw[i]
+        if c != "\\" or i + 1 >= n:
+            out.append(c)
+            i += 1
+            continue
+        nxt = raw[i + 1]
+        if nxt in _ESCAPES:
+            out.append(_ESCAPES[nxt])
+            i += 2
+        elif nxt == "u" and (m := re.match(r"\{([0-9A-Fa-f]{1,6})\}", raw[i + 2:])):
+            out.append(chr(int(m.group(1), 16)))
+            i += 2 + m.end()
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _plain_string(tok: Token) -> str:
+    """A string token's text with escapes processed and no interpolation."""
+    raw = str(tok)
+    if raw.startswith('"""'):
+        return raw[3:-3]
+    return _unescape(raw[1:-1])
+
+
+def _string_node(tok: Token, origin: str):
+    """A Literal(str), or an InterpString when a `{…}` segment is evaluated."""
+    raw = str(tok)
+    triple = raw.startswith('"""')
+    quote = 3 if triple else 1
+    body, body_start = raw[quote:-quote], tok.start_pos + quote
+    parts = _split_interpolation(body, body_start, triple, tok, origin)
+    if all(isinstance(p, str) for p in parts):
+        return ast.Literal(value="".join(parts))
+    return ast.InterpString(parts=parts, triple=triple)
+
+
+def _split_interpolation(body: str, body_start: int, triple: bool, tok: Token, origin: str) -> list:
+    """Literal text and evaluated segments of a string body, adjacent text merged."""
+    parts: list = []
+    text: list[str] = []
+    decode = (lambda s: s) if triple else _unescape
+    i, n, chunk = 0, len(body), 0
+    while i < n:
+        if body.startswith("{{", i) or body.startswith("}}", i):
+            text.append(decode(body[chunk:i]) + body[i])
+            i += 2
+            chunk = i
+            continue
+        if body[i] != "{":
+            i += 1
+            continue
+        close = _segment_end(body, i)
+        if close < 0:
+            break
+        segment = body[i + 1:close]
+        expr = _segment_expression(segment, body_start + i + 1, triple, tok, origin)
+        text.append(decode(body[chunk:i]))
+        if expr is None:
+            text.append("{" + decode(segment) + "}")
+        else:
+            if text:
+                parts.append("".join(text))
+                text = []
+            parts.append(expr)
+        i = chunk = close + 1
+    text.append(decode(body[chunk:]))
+    if "".join(text):
+        parts.append("".join(text))
+    return parts
+
+
+def _segment_end(body: str, start: int) -> int:
+    """Index of the `}` matching the `{` at start, or -1."""
+    depth = 0
+    for k in range(start, len(body)):
+        if body[k] == "{":
+            depth += 1
+        elif body[k] == "}":
+            depth -= 1
+            if depth == 0:
+                return k
+    return -1
+
+
+def _segment_expression(segment: str, offset: int, triple: bool, tok: Token, origin: str):
+    """The segment's expression with absolute spans, or None when it stays literal text."""
+    if not segment.strip() or ":" in segment or ";" in segment or _LITERAL_SEGMENT.fullmatch(segment):
+        return None
+    source = segment if triple else segment.replace('\\"', '"').replace("\\\\", "\\")
+    try:
+        expr = parse_expression(source, origin)
+    except SomaSyntaxError:
+        return None
+    line, col = _position_in_token(tok, offset)
+    _rebase_spans(expr, line, col, offset)
+    return expr
+
+
+def _position_in_token(tok: Token, offset: int) -> tuple[int, int]:
+    """Line and column of an absolute offset lying inside token `tok`."""
+    before = str(tok)[:offset - tok.start_pos]
+    newlines = before.count("\n")
+    if newlines == 0:
+        return tok.line, tok.column + len(before)
+    return tok.line + newlines, len(before) - before.rfind("\n")
+
+
+def _rebase_spans(root: ast.Node, line: int, col: int, offset: int) -> None:
+    """Move every span of a segment's tree from segment-relative to absolute positions."""
+    stack: list = [root]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+            continue
+        if not isinstance(item, ast.Node):
+            continue
+        span = item.span
+        if span is not ast.NO_SPAN:
+            item.span = ast.Span(
+                span.line + line - 1, span.col + (col - 1 if span.line == 1 else 0),
+                span.end_line + line - 1, span.end_col + (col - 1 if span.end_line == 1 else 0),
+                span.start + offset, span.end + offset)
+        stack.extend(getattr(item, f.name) for f in dataclasses.fields(item) if f.name != "span")
