@@ -2,60 +2,34 @@
 
 import time
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
-from soma_kernel.analysis.model import build_model
+from soma_kernel.analysis.model import build_model, models_of
 from soma_kernel.kernel import diagrams, svg
 from soma_kernel.kernel.diagrams import diagram_bundle, to_dot, to_mermaid, to_text
 from soma_kernel.syntax import ast
+from soma_kernel.syntax.parser import parse
 
-try:
-    import soma_kernel.syntax.render  # noqa: F401  (render_expr prints guards)
-except ModuleNotFoundError:  # render.py not landed yet: print the few node kinds used here
-    import sys
-    import types
-
-    def _render(e):
-        if isinstance(e, ast.Binary):
-            return f"{_render(e.left)} {e.op} {_render(e.right)}"
-        if isinstance(e, ast.Field):
-            return f"{_render(e.obj)}.{e.name}"
-        return e.id if isinstance(e, ast.Name) else repr(e.value)
-
-    sys.modules["soma_kernel.syntax.render"] = types.SimpleNamespace(render_expr=_render)
+SEEDS = Path(__file__).parent / "seeds"
 
 
-def refund_machine() -> ast.StateMachine:
-    """The `request` machine of the refund_agent seed, as the parser builds it."""
-    guard = ast.Binary("&&",
-                       ast.Binary("<=", ast.Name("amount"), ast.Field(ast.Name("order"), "amount")),
-                       ast.Binary("<=", ast.Field(ast.Name("order"), "days"), ast.Literal(30)))
-    return ast.StateMachine("request", "received", [
-        ast.Edge("received", "decided"),
-        ast.Edge("decided", "paid", guard),
-        ast.Edge("decided", "denied"),
-        ast.Edge("decided", "escalated"),
-        ast.Edge("*", "failed", excepts=["paid", "denied", "escalated"]),
-    ])
-
-
-def triage_machine() -> ast.StateMachine:
-    """The `ticket` machine of the triage_agent seed."""
-    return ast.StateMachine("ticket", "inbox", [
-        ast.Edge("inbox", "urgent"), ast.Edge("inbox", "routine"),
-        ast.Edge("urgent", "done"), ast.Edge("routine", "done"),
-    ])
+def seed_model(name: str):
+    """The one machine of a seed program, parsed from its .cell file."""
+    path = SEEDS / name / f"{name}.cell"
+    (model,) = models_of(parse(path.read_text(encoding="utf-8"), str(path)))
+    return model
 
 
 @pytest.fixture
 def refund():
-    return build_model("RefundAgent", refund_machine())
+    return seed_model("refund_agent")
 
 
 @pytest.fixture
 def triage():
-    return build_model("Triage", triage_machine())
+    return seed_model("triage_agent")
 
 
 HEADER = '''  graph [rankdir=LR, fontname="Helvetica"];
@@ -103,7 +77,7 @@ def test_triage_dot_exact(triage):
 
 def test_dot_is_deterministic(refund):
     assert to_dot(refund, {"decided": 2}, ["received", "decided"]) == \
-        to_dot(build_model("RefundAgent", refund_machine()), {"decided": 2}, ["received", "decided"])
+        to_dot(seed_model("refund_agent"), {"decided": 2}, ["received", "decided"])
 
 
 def test_instances_shown_on_nodes(triage):
