@@ -1,0 +1,225 @@
+"""The agent builtins: `think()`, `approve()`, the token budget and the mocks.
+
+No real model is called: replies come, in this order, from the scripted
+queue (`mock think`), from `SOMA_LLM_MOCK` or soma.toml `[agent] mock`
+(`echo`, `fixed:TEXT`, `rules:FILE.json`), or from the automatic echo mock,
+announced once on stderr. `approve()` pops `mock approve`, then reads
+`SOMA_APPROVE`, and otherwise fails closed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections import deque
+from typing import Callable, Optional
+
+from ..diagnostics import SomaError
+from .values import display, from_json
+
+THINK_OPTIONS = ("max_tokens", "timeout", "timeout_ms", "max_rounds", "tools_allowed", "requires")
+AUTO_ECHO_NOTE = ("note: no LLM key configured — think() is mocked (echo: the reply is the prompt). "
+                  "Script replies with `mock think \"…\"`, or set [agent] mock in soma.toml.")
+KEY_VARIABLES = ("SOMA_LLM_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
+
+
+class Mocks:
+    """The scripted answers: think replies/errors, approvals, handler results, the clock."""
+
+    def __init__(self):
+        self.think: deque = deque()       # ("reply", text) | ("error", text)
+        self.approve: deque = deque()     # bools
+        self.handlers: dict[str, deque] = {}  # "Cell.h" or "h" -> ("value", v) | ("error", text)
+        self.now_ms: Optional[int] = None
+
+    def clear(self) -> None:
+        """Forget every scripted answer."""
+        self.think.clear()
+        self.approve.clear()
+        self.handlers.clear()
+        self.now_ms = None
+
+    def pending(self) -> list[str]:
+        """One line per unconsumed mock, for notes and `%mocks`."""
+        lines = [f"mock think {'error ' if kind == 'error' else ''}{json.dumps(text, ensure_ascii=False)}"
+                 for kind, text in self.think]
+        lines += [f"mock approve {display(answer)}" for answer in self.approve]
+        for name, queue in self.handlers.items():
+            lines += [f"mock {name} {'error ' if kind == 'error' else ''}{display(v)}" for kind, v in queue]
+        return lines
+
+
+def tokens_of(chars: int) -> int:
+    """The reference's token estimate: a token per 4 characters, rounded up."""
+    return math.ceil(chars / 4)
+
+
+class Agent:
+    """Per-runtime agent state: mocks, the budget, the trace, the echo note."""
+
+    def __init__(self, mock_mode: Optional[str], note: Callable[[str], None], project_dir: str = "."):
+        self.mocks = Mocks()
+        self.mock_mode = mock_mode
+        self.note = note
+        self.project_dir = project_dir
+        self.budget: Optional[int] = None
+        self.used = 0
+        self.noted_echo = False
+        self.trace: list = []
+
+    # ------------------------------------------------------------ budget
+
+    def set_budget(self, tokens) -> int:
+        """Cap the tokens think() may spend and reset the count."""
+        if type(tokens) is not int or tokens < 0:
+            raise SomaError("type", f"set_budget() needs a non-negative Int, got {display(tokens)}")
+        self.budget = tokens
+        self.used = 0
+        return tokens
+
+    def remaining(self) -> int:
+        """Tokens left (-1 when there is no budget)."""
+        if self.budget is None:
+            return -1
+        return max(self.budget - self.used, 0)
+
+    def reset_budget(self) -> None:
+        """No budget (each test rule and top-level invocation starts so)."""
+        self.budget = None
+        self.used = 0
+
+    # ------------------------------------------------------------ think
+
+    def think(self, args: list, cell_name: Optional[str]) -> str:
+        """Answer one think() call from the mocks, charging the budget."""
+        prompt, system, options = split_think_args(args)
+        max_tokens = think_max_tokens(options)
+        self.check_budget(prompt, system)
+        scripted = self.mocks.think.popleft() if self.mocks.think else None
+        if scripted is not None and scripted[0] == "error":
+            kind = scripted[1].split(": ", 1)[0] if ": " in scripted[1] else "llm"
+            raise SomaError(kind, scripted[1],
+                            text=f"think() failed: {scripted[1]} (scripted by `mock think error`)")
+        if scripted is not None:
+            reply = capped(scripted[1], max_tokens, "the scripted reply")
+        else:
+            reply = self.unscripted_reply(prompt, max_tokens, cell_name)
+        self.charge(prompt, system, reply, max_tokens)
+        self.trace.append(("Think", {"prompt": prompt, "reply": reply}))
+        return reply
+
+    def unscripted_reply(self, prompt: str, max_tokens: int, cell_name: Optional[str]) -> str:
+        """The reply of the configured mock mode (echo when none is set)."""
+        mode = os.environ.get("SOMA_LLM_MOCK") or self.mock_mode
+        if mode is None:
+            if not any(os.environ.get(k) for k in KEY_VARIABLES) and not self.noted_echo:
+                self.noted_echo = True
+                self.note(AUTO_ECHO_NOTE)
+            mode = "echo"
+        if mode == "echo":
+            return prompt[: max_tokens * 4]
+        if mode.startswith("fixed:"):
+            return capped(mode[len("fixed:"):], max_tokens, "the fixed mock reply")
+        if mode.startswith("rules:"):
+            return self.rules_reply(mode[len("rules:"):], prompt, max_tokens, cell_name)
+        raise SomaError("config", f"unknown LLM mock mode '{mode}' — use echo, fixed:TEXT or rules:FILE.json",
+                        catchable=False)
+
+    def rules_reply(self, path: str, prompt: str, max_tokens: int, cell_name: Optional[str]) -> str:
+        """`rules:FILE.json`: the first rule whose `match` is in the prompt."""
+        full = path if os.path.isabs(path) else os.path.join(self.project_dir, path)
+        try:
+            with open(full, encoding="utf-8") as handle:
+                rules = json.load(handle)
+        except (OSError, ValueError) as err:
+            raise SomaError("config", f"cannot read mock rules {path}: {err}", catchable=False)
+        for rule in rules if isinstance(rules, list) else []:
+            if rule.get("match", "") in prompt and rule.get("cell", cell_name) == cell_name:
+                reply = rule.get("reply", "")
+                text = reply if isinstance(reply, str) else json.dumps(reply)
+                return capped(text, max_tokens, "the rules reply")
+        return prompt[: max_tokens * 4]
+
+    def check_budget(self, prompt: str, system: Optional[str]) -> None:
+        """Refuse a call the budget cannot pay for."""
+        if self.budget is None:
+            return
+        if self.used >= self.budget:
+            raise SomaError("budget", f"token budget exhausted: used {self.used}/{self.budget}")
+        prompt_tokens = tokens_of(len(prompt) + len(system or ""))
+        left = self.budget - self.used
+        if prompt_tokens > left:
+            raise SomaError("budget", f"token budget exhausted: the prompt alone is ~{prompt_tokens} tokens, "
+                            f"{left} of {self.budget} are left — shorten it or raise set_budget()")
+
+    def charge(self, prompt: str, system: Optional[str], reply: str, max_tokens: int) -> None:
+        """Add a call's tokens to tokens_used."""
+        spent = tokens_of(len(prompt) + len(system or "")) + min(tokens_of(len(reply)), max_tokens)
+        self.used += max(spent, 1)
+
+    def think_json(self, args: list, cell_name: Optional[str]):
+        """think() whose reply must be a JSON object (a ```json fence or prose around it is tolerated)."""
+        reply = self.think(args, cell_name)
+        start, end = reply.find("{"), reply.rfind("}")
+        if start < 0 or end < start:
+            raise SomaError("json", f"think_json(): the reply is not a JSON object: {reply[:80]}")
+        value = from_json(reply[start:end + 1])
+        if not isinstance(value, dict):
+            raise SomaError("json", "think_json(): the reply is not a JSON object")
+        return value
+
+    # ------------------------------------------------------------ approve
+
+    def approve(self, action, under_test: bool) -> bool:
+        """A human's yes/no: scripted, SOMA_APPROVE, or fail closed."""
+        text = display(action)
+        if self.mocks.approve:
+            answer = self.mocks.approve.popleft()
+            self.trace.append(("Approval", {"action": text, "approved": answer}))
+            return answer
+        policy = os.environ.get("SOMA_APPROVE", "")
+        if policy in ("always", "never"):
+            answer = policy == "always"
+            if answer:
+                self.note(f"[agent] approval requested: {text} — approved by SOMA_APPROVE=always")
+            return answer
+        how = ("script it in the test: `mock approve true` / `mock approve false` before the call"
+               if under_test else "script it with `mock approve true` / `mock approve false`, "
+               "or set SOMA_APPROVE=always|never")
+        shown = text.encode("unicode_escape").decode("ascii") if any(ord(c) < 32 for c in text) else text
+        raise SomaError("approval_required", f"approve(\"{shown}\") has no one to answer it — {how}")
+
+
+def split_think_args(args: list):
+    """(prompt, system, options) from think()'s 1-3 arguments."""
+    if not args or len(args) > 3:
+        raise SomaError("type", f"think() takes 1 to 3 arguments (prompt, [system], [opts]), got {len(args)}")
+    prompt = display(args[0])
+    rest = list(args[1:])
+    options = rest.pop() if rest and isinstance(rest[-1], dict) else {}
+    if rest and len(rest) > 1:
+        raise SomaError("type", "think(): the options Map must be the last argument")
+    system = display(rest[0]) if rest else None
+    for key in options:
+        if key not in THINK_OPTIONS:
+            raise SomaError("type", f"think(): unknown option '{key}' — the options are max_tokens, "
+                            "timeout (ms), max_rounds, tools_allowed, requires")
+    return prompt, system, options
+
+
+def think_max_tokens(options: dict) -> int:
+    """The call's max_tokens (2048 when not given)."""
+    value = options.get("max_tokens", 2048)
+    if type(value) is not int or value <= 0:
+        raise SomaError("type", f"think(): max_tokens must be a positive Int, got {display(value)}")
+    return value
+
+
+def capped(text: str, max_tokens: int, what: str) -> str:
+    """A mock reply, refused (kind llm) when it is longer than max_tokens allows."""
+    tokens = tokens_of(len(text))
+    if tokens > max_tokens:
+        raise SomaError("llm", f"{what} is ~{tokens} tokens for max_tokens {max_tokens} — "
+                        "shorten it or raise max_tokens")
+    return text

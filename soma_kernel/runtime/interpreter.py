@@ -1,0 +1,730 @@
+"""The Soma runtime: definitions, dispatch, atomic invocations.
+
+A `Runtime` holds the program's definitions (cells, sum types, test cells),
+each cell's live state (slots, machine instances, counters), the agent
+(mocks, budget) and the undo journal. Everything a user runs — a CLI call, a
+test rule, a notebook statement — goes through `invoke`, which makes it
+atomic: if it raises, every write, delete and transition it made is undone.
+
+Handler bodies are compiled to closures (runtime.compiler) the first time
+they are called, and again after definitions change.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import sys
+import time
+from typing import Callable, Iterable, Optional
+
+from ..analysis.model import build_model
+from ..diagnostics import SomaError
+from ..syntax import ast
+from .agent import Agent
+from .builtins import BUILTINS, call_builtin
+from .compiler import RETURN, Compiler, ControlSignal, Scope
+from .machines import MachineInstances, Transitions
+from .memory import CompiledInvariant, Journal, Slot
+from .types import value_checker
+from .values import Variant, display
+
+MAX_DEPTH = 2500
+
+
+class CellState:
+    """One cell's declaration and live state."""
+
+    def __init__(self, decl: ast.CellDecl, runtime: "Runtime"):
+        self.decl = decl
+        self.name = decl.name
+        self.rt = runtime
+        self.handler_decls: dict[str, list[ast.Handler]] = {}
+        self.signal_params: dict[str, list[ast.Param]] = {}
+        if decl.face is not None:
+            for signal in decl.face.signals:
+                self.signal_params[signal.name] = signal.params
+        for handler in decl.handlers:
+            self.add_handler(handler)
+        self.slot_decls: dict[str, ast.Slot] = {s.name: s for s in (decl.memory.slots if decl.memory else [])}
+        self.invariants = self.compile_invariants()
+        self.slots: dict[str, Slot] = {name: self.new_slot(d) for name, d in self.slot_decls.items()}
+        self.model = build_model(decl.name, decl.machine) if decl.machine is not None else None
+        self.machines = MachineInstances(self.model, runtime.journal) if self.model else None
+        self.compiled: dict[tuple[str, int], Callable] = {}
+        self.counter = 0
+        self.memory: dict[str, object] = {}
+
+    def add_handler(self, handler: ast.Handler) -> None:
+        """Register a handler body (from the cell or its flesh)."""
+        self.handler_decls.setdefault(handler.name, []).append(handler)
+
+    def new_slot(self, decl: ast.Slot) -> Slot:
+        """An empty slot with its invariants and element type check."""
+        element = decl.type.args[-1] if decl.type.args else None
+        check = value_checker(element, self.rt) if element is not None else None
+        return Slot(decl, self.rt.journal, self.invariants, check)
+
+    def slot(self, name: str) -> Slot:
+        """The live slot `name`."""
+        return self.slots[name]
+
+    def compile_invariants(self) -> list[CompiledInvariant]:
+        """Compile each `invariant` line of the memory section."""
+        if self.decl.memory is None:
+            return []
+        from ..syntax.render import render_expr
+
+        result = []
+        for inv in self.decl.memory.invariants:
+            mentioned = {n.id for n in walk_names(inv.expr)} & set(self.slot_decls)
+            evaluate = self.rt.invariant_evaluator(self, inv.expr)
+            result.append(CompiledInvariant(inv, render_expr(inv.expr), mentioned, evaluate))
+        return result
+
+    def handler(self, name: str, nargs: int) -> Optional[ast.Handler]:
+        """The handler `name` taking `nargs` arguments (a trailing Map may be omitted)."""
+        for decl in self.handler_decls.get(name, []):
+            params = self.params_of(decl)
+            if len(params) == nargs:
+                return decl
+            if len(params) == nargs + 1 and params[-1].type is not None and params[-1].type.name == "Map":
+                return decl
+        return None
+
+    def params_of(self, decl: ast.Handler) -> list[ast.Param]:
+        """Handler parameters, typed from the skeleton signal for flesh bodies."""
+        signal = self.signal_params.get(decl.name)
+        if signal is not None and len(signal) == len(decl.params):
+            return [ast.Param(p.name, p.type or s.type, span=p.span) for p, s in zip(decl.params, signal)]
+        return decl.params
+
+
+class Runtime:
+    """A live Soma program: definitions, state, mocks, and the ways to run code."""
+
+    def __init__(self, *, agent_mock: Optional[str] = None, under_test: bool = False,
+                 note: Optional[Callable[[str], None]] = None, project_dir: str = "."):
+        self.note = note or (lambda text: print(text, file=sys.stderr, flush=True))
+        self.under_test = under_test
+        self.journal = Journal()
+        self.agent = Agent(agent_mock, self.note, project_dir)
+        self.mocks = self.agent.mocks
+        self.machines = Transitions(self)
+        self.cells: dict[str, CellState] = {}
+        self.cell_decls: dict[str, ast.CellDecl] = {}
+        self.fleshes: dict[str, ast.Flesh] = {}
+        self.types: dict[str, ast.TypeDecl] = {}
+        self.variants: dict[str, tuple[str, ast.VariantDecl]] = {}
+        self.test_cells: dict[str, ast.TestCell] = {}
+        self.test_states: dict[str, CellState] = {}
+        self.generation = 0
+        self.depth = 0
+        self.guard_cache: dict[tuple, Callable] = {}
+        self.context = ContextBuiltins(self)
+
+    # ------------------------------------------------------------ definitions
+
+    def define(self, items: Iterable) -> list[str]:
+        """Add or replace definitions by name; returns one line per reset of live state."""
+        messages: list[str] = []
+        items = list(items)
+        for item in items:
+            if isinstance(item, ast.TypeDecl):
+                self.types[item.name] = item
+        self.rebuild_variants()
+        for item in items:
+            if isinstance(item, ast.CellDecl):
+                self.cell_decls[item.name] = item
+            elif isinstance(item, ast.Flesh):
+                self.fleshes[item.name] = item
+            elif isinstance(item, ast.TestCell):
+                self.test_cells[item.name] = item
+        touched = {i.name for i in items if isinstance(i, (ast.CellDecl, ast.Flesh))}
+        for name in touched:
+            if name in self.cell_decls:
+                messages += self.rebuild_cell(name)
+        self.refresh()
+        return messages
+
+    def undefine(self, names: Iterable[str]) -> None:
+        """Drop definitions by name (cells, types, fleshes, test cells)."""
+        for name in names:
+            self.cell_decls.pop(name, None)
+            self.cells.pop(name, None)
+            self.fleshes.pop(name, None)
+            self.types.pop(name, None)
+            self.test_cells.pop(name, None)
+        self.rebuild_variants()
+        self.refresh()
+
+    def rebuild_variants(self) -> None:
+        """Index every declared variant by name."""
+        self.variants = {v.name: (t.name, v) for t in self.types.values() for v in t.variants}
+
+    def rebuild_cell(self, name: str) -> list[str]:
+        """(Re)create a cell's state, keeping slots and instances that still fit."""
+        old = self.cells.get(name)
+        state = CellState(self.cell_decls[name], self)
+        flesh = self.fleshes.get(name)
+        for handler in flesh.handlers if flesh else []:
+            state.add_handler(handler)
+        self.cells[name] = state
+        return carry_over(old, state) if old is not None else []
+
+    def refresh(self) -> None:
+        """Invalidate compiled code and call caches after definitions changed."""
+        self.generation += 1
+        for state in self.cells.values():
+            state.compiled.clear()
+        self.test_states = {}
+        for name, test in self.test_cells.items():
+            pseudo = ast.CellDecl(name, "test", handlers=list(test.handlers), span=test.span)
+            self.test_states[name] = CellState(pseudo, self)
+
+    def reset(self, cell: Optional[str] = None) -> None:
+        """Fresh state for one cell, or for everything (slots, instances, mocks, counters)."""
+        names = [cell] if cell else list(self.cell_decls)
+        for name in names:
+            self.cells.pop(name, None)
+            self.rebuild_cell(name)
+        if cell is None:
+            self.mocks.clear()
+            self.agent.trace.clear()
+            self.agent.noted_echo = self.agent.noted_echo and self.under_test
+        self.refresh()
+
+    def load_program(self, program: ast.Program) -> None:
+        """Define every item of a parsed program."""
+        self.define(program.items)
+
+    # ------------------------------------------------------------ running code
+
+    def invoke(self, run: Callable[[], object]):
+        """Run `run()` as one atomic top-level invocation."""
+        self.journal.commit()
+        self.agent.reset_budget()
+        self.depth = 0
+        try:
+            value = run()
+        except BaseException:
+            self.journal.rollback(0)
+            raise
+        self.journal.commit()
+        return value
+
+    def call(self, handler: str, args: list, cell: Optional[str] = None):
+        """Call a handler as a top-level invocation (`soma run`, the kernel)."""
+        node = ast.Call(handler, [], cell=cell)
+        target = self.resolve_call(node, None, len(args))
+        return self.invoke(lambda: target(list(args)))
+
+    def compile_statement(self, stmt: ast.Stmt, env: dict):
+        """A session/test statement compiled against the session variables."""
+        scope = Scope(dynamic=True)
+        run = Compiler(self, None, env).stmt(stmt, scope)
+        size = scope.size
+
+        def execute():
+            frame = [None] * size
+            control = run(frame)
+            if isinstance(stmt, ast.ExprStmt) or control == RETURN:
+                return frame[0]
+            return None
+
+        return execute
+
+    def evaluate(self, expr: ast.Expr, env: dict):
+        """Evaluate one expression at session/test level, atomically."""
+        return self.invoke(self.compile_expression(expr, env))
+
+    def compile_expression(self, expr: ast.Expr, env: dict):
+        """A session/test expression as a no-argument function."""
+        scope = Scope(dynamic=True)
+        ev = Compiler(self, None, env).expr(expr, scope)
+        size = scope.size
+        return lambda: ev([None] * size)
+
+    def execute(self, node, env: dict):
+        """Run one session item: a statement, or a test-rule form (mock, assert…).
+
+        Statements are atomic; the value of an expression statement is returned.
+        Assertions return the runner's RuleOutcome.
+        """
+        if isinstance(node, (ast.RuleMock, ast.RuleAssert, ast.RuleAssertFails, ast.RuleLet, ast.RuleProperty)):
+            from ..testing.runner import run_rule
+
+            return run_rule(self, node, env, "<session>")
+        execute = self.compile_statement(node, env)
+        return self.invoke(execute)
+
+    # ------------------------------------------------------------ handlers
+
+    def handler_function(self, state: CellState, decl: ast.Handler) -> Callable[[list], object]:
+        """The compiled, callable form of a handler (cached per definition generation)."""
+        key = (decl.name, id(decl))
+        compiled = state.compiled.get(key)
+        if compiled is None:
+            compiled = self.compile_handler(state, decl)
+            state.compiled[key] = compiled
+        return compiled
+
+    def compile_handler(self, state: CellState, decl: ast.Handler) -> Callable[[list], object]:
+        """Compile a handler body into `invoke(args) -> value`."""
+        params = state.params_of(decl)
+        scope = Scope()
+        indices = [scope.declare(p.name) for p in params]
+        checks = [value_checker(p.type, self, param=f"{decl.name}({p.name})") if p.type else None for p in params]
+        body = Compiler(self, state).block(decl.body, scope)
+        implicit = bool(decl.body.stmts) and isinstance(decl.body.stmts[-1], ast.ExprStmt)
+        runtime, mock_name = self, f"{state.name}.{decl.name}"
+        nparams = len(params)
+
+        def invoke(args: list):
+            if runtime.mocks.handlers:
+                mocked = runtime.mocked_handler(mock_name, decl.name)
+                if mocked is not None:
+                    return mocked()
+            frame = [None] * scope.size
+            if len(args) < nparams:
+                args = list(args) + [{}]
+            for index, check, value in zip(indices, checks, args):
+                frame[index] = check(value) if check is not None else value
+            runtime.depth += 1
+            if runtime.depth > MAX_DEPTH:
+                runtime.depth = 0
+                raise SomaError("stack_overflow", f"recursion deeper than {MAX_DEPTH} calls in {decl.name}",
+                                decl.span, catchable=False)
+            try:
+                control = body(frame)
+            except ControlSignal as signal:
+                if signal.kind != RETURN:
+                    raise
+                return signal.value
+            finally:
+                runtime.depth -= 1
+            if control == RETURN or implicit:
+                return frame[0]
+            return None
+
+        return invoke
+
+    def mocked_handler(self, qualified: str, bare: str):
+        """A scripted result for a handler mocked with `mock Cell.h …` / `mock h …`."""
+        queue = self.mocks.handlers.get(qualified) or self.mocks.handlers.get(bare)
+        if not queue:
+            return None
+        kind, value = queue.popleft()
+        if kind == "error":
+            text = display(value)
+            error_kind = text.split(": ", 1)[0] if ": " in text else "error"
+            detail = text.split(": ", 1)[1] if ": " in text else text
+            def fail():
+                raise SomaError(error_kind, detail, text=text)
+            return fail
+        return lambda: value
+
+    # ------------------------------------------------------------ resolution
+
+    def resolve_call(self, node: ast.Call, cell: Optional[CellState], nargs: int) -> Callable[[list], object]:
+        """What a call by name runs: see the dispatch order in runtime.compiler."""
+        name = node.func
+        if node.cell is not None:
+            return self.qualified_target(node, nargs)
+        if cell is not None:
+            decl = cell.handler(name, nargs)
+            if decl is not None:
+                return self.bound_handler(cell, decl)
+        context = self.context.lookup(name, cell, node)
+        if context is not None:
+            return context
+        if name in BUILTINS:
+            return lambda values, name=name: call_builtin(name, values)
+        owner = self.unique_handler_owner(name, nargs, node)
+        if owner is not None:
+            return self.bound_handler(owner, owner.handler(name, nargs))
+        if name in self.variants:
+            return lambda values: self.construct_tuple(name, values, node)
+        return self.undefined_function(name, nargs, node)
+
+    def bound_handler(self, state: CellState, decl: ast.Handler):
+        """A handler of `state`, compiled lazily on first call."""
+        return lambda values: self.handler_function(state, decl)(values)
+
+    def qualified_target(self, node: ast.Call, nargs: int):
+        """`Cell.handler(args)`."""
+        state = self.cells.get(node.cell) or self.test_states.get(node.cell)
+        if state is None:
+            raise SomaError("undefined_variable", f"no cell named '{node.cell}'", node.span)
+        decl = state.handler(node.func, nargs)
+        if decl is None:
+            raise SomaError("undefined_variable",
+                            f"cell '{node.cell}' has no handler '{node.func}' taking {nargs} argument"
+                            f"{'' if nargs == 1 else 's'}", node.span)
+        return self.bound_handler(state, decl)
+
+    def unique_handler_owner(self, name: str, nargs: int, node) -> Optional[CellState]:
+        """The one cell (or test cell) with handler `name`; ambiguity is an error."""
+        owners = [s for s in list(self.cells.values()) + list(self.test_states.values())
+                  if s.handler(name, nargs) is not None]
+        if len(owners) > 1:
+            names = ", ".join(f"{s.name}.{name}" for s in owners)
+            raise SomaError("type", f"'{name}' is a handler of several cells — qualify it: {names}", node.span)
+        return owners[0] if owners else None
+
+    def undefined_function(self, name: str, nargs: int, node):
+        """A call of nothing known: raise when (and only if) it runs."""
+        known = [h for s in self.cells.values() for h in s.handler_decls if h == name]
+        detail = (f"no handler '{name}' takes {nargs} argument{'' if nargs == 1 else 's'}" if known
+                  else f"undefined function '{name}'")
+
+        def fail(values):
+            raise SomaError("undefined_variable", detail, node.span)
+
+        return fail
+
+    def resolve_method(self, node: ast.MethodCall, cell: Optional[CellState], nargs: int):
+        """`value.method(args)`: UFCS over handlers and builtins, plus map/list helpers."""
+        call = ast.Call(node.method, [], span=node.span)
+        if cell is not None and cell.handler(node.method, nargs) is not None:
+            return self.resolve_call(call, cell, nargs)
+        if self.context.lookup(node.method, cell, node) is not None or node.method in BUILTINS:
+            return self.resolve_call(call, cell, nargs)
+        helper = VALUE_METHODS.get(node.method)
+        if helper is not None:
+            return lambda values: helper(*values)
+        return self.resolve_call(call, cell, nargs)
+
+    def resolve_global_name(self, name: str, node: ast.Name, cell: Optional[CellState] = None):
+        """A name that is no local: a unit variant, or an undefined variable."""
+        if name in self.variants:
+            type_name, variant = self.variants[name]
+            if variant.fields is None and variant.items is None:
+                return Variant(type_name, name)
+            raise SomaError("type", f"variant {name} needs its fields: {name} {{ … }}", node.span)
+        raise SomaError("undefined_variable", f"undefined variable '{name}'", node.span)
+
+    def unique_slot_owner(self, name: str) -> Optional[CellState]:
+        """At test/session level: the one cell with a slot `name`."""
+        owners = [s for s in self.cells.values() if name in s.slot_decls]
+        return owners[0] if len(owners) == 1 else None
+
+    def machine_owner(self, cell: Optional[CellState], node) -> CellState:
+        """The cell whose machine a transition()/get_status() addresses."""
+        if cell is not None and cell.machines is not None:
+            return cell
+        owners = [s for s in self.cells.values() if s.machines is not None]
+        if len(owners) == 1:
+            return owners[0]
+        if not owners:
+            raise SomaError("type", "no state machine is declared: add a `state name { … }` section",
+                            node.span)
+        names = ", ".join(s.name for s in owners)
+        raise SomaError("type", f"several cells have a state machine ({names}) — call this from the cell "
+                        "that owns the machine", node.span)
+
+    # ------------------------------------------------------------ values
+
+    def construct(self, type_name: str, fields: dict, node):
+        """`Name { f: v }`: a struct variant, or a record (a Map with `_type`)."""
+        if type_name in self.variants:
+            sum_type, variant = self.variants[type_name]
+            if variant.fields is None:
+                raise SomaError("type", f"variant {type_name} has no fields", node.span)
+            declared = dict(variant.fields)
+            unknown = [f for f in fields if f not in declared]
+            missing = [f for f in declared if f not in fields]
+            if unknown or missing:
+                what = f"unknown field '{unknown[0]}'" if unknown else f"missing field '{missing[0]}'"
+                raise SomaError("type", f"{type_name}: {what}", node.span)
+            checked = {f: value_checker(declared[f], self, param=f"{type_name}.{f}")(v) for f, v in fields.items()}
+            return Variant(sum_type, type_name, checked)
+        return {"_type": type_name, **fields}
+
+    def construct_tuple(self, name: str, values: list, node):
+        """`Declined("x")`: a tuple variant."""
+        sum_type, variant = self.variants[name]
+        if variant.items is None or len(variant.items) != len(values):
+            raise SomaError("type", f"variant {name} takes {len(variant.items or [])} value(s)", node.span)
+        return Variant(sum_type, name, None, tuple(values))
+
+    # ------------------------------------------------------------ guards & invariants
+
+    def evaluate_in(self, owner: CellState, expr: ast.Expr, bindings: dict):
+        """Evaluate a guard with the calling handler's locals bound by name."""
+        names = tuple(sorted(bindings))
+        key = (id(expr), owner.name, names, self.generation)
+        ev = self.guard_cache.get(key)
+        if ev is None:
+            scope = Scope()
+            indices = [scope.declare(n) for n in names]
+            body = Compiler(self, owner).expr(expr, scope)
+            size = scope.size
+
+            def ev(values: dict, indices=indices, body=body, size=size):
+                frame = [None] * size
+                for index, name in zip(indices, names):
+                    frame[index] = values[name]
+                return body(frame)
+
+            self.guard_cache[key] = ev
+        return ev(bindings)
+
+    def invariant_evaluator(self, state: CellState, expr: ast.Expr):
+        """Compile an invariant: slot names bind to the value being written.
+
+        The written slot's name (and `value`) is the candidate; another slot
+        named in the invariant reads its stored value at the same key.
+        """
+        names = list(state.slot_decls) + ["value", "key", "size", "status", "__writing__"]
+        scope = Scope()
+        indices = {n: scope.declare(n) for n in names}
+        compiler = Compiler(self, state)
+        compiler.invariant_mode = True
+        body = compiler.expr(expr, scope)
+        size = scope.size
+
+        def evaluate(bindings: dict):
+            frame = [None] * size
+            key = bindings.get("key")
+            for name in state.slot_decls:
+                if name in bindings:
+                    continue
+                other = state.slots.get(name)
+                frame[indices[name]] = other.read_key(key) if other is not None and key is not None else None
+            for name, value in bindings.items():
+                if name in indices:
+                    frame[indices[name]] = value
+                if name in state.slot_decls:
+                    frame[indices["__writing__"]] = name
+            if "status" not in bindings and state.machines is not None and key is not None:
+                frame[indices["status"]] = state.machines.status(key)
+            return body(frame)
+
+        return evaluate
+
+    def check_status_invariants(self, owner: CellState, instance_id, target: str, node) -> None:
+        """Invariants reading `status` are re-checked when an instance moves."""
+        for invariant in owner.invariants:
+            if "status" not in {n.id for n in walk_names(invariant.node.expr)}:
+                continue
+            for slot in owner.slots.values():
+                if not invariant.applies_to(slot.name) or slot.is_list:
+                    continue
+                key = display(instance_id) if not isinstance(instance_id, str) else instance_id
+                if key not in slot.data:
+                    continue
+                value = slot.data[key]
+                result = invariant.evaluate({slot.name: value, "value": value, "key": key,
+                                             "size": len(slot.data), "status": target})
+                if result is not True:
+                    raise SomaError("invariant", f"moving '{key}' to {target} breaks invariant {invariant.text}",
+                                    node.span)
+
+    # ------------------------------------------------------------ events
+
+    def emit(self, name: str, args: list, node) -> None:
+        """`emit name(args)`: run every listener of that name, in cell order."""
+        for state in list(self.cells.values()):
+            decl = state.handler(name, len(args))
+            if decl is not None:
+                self.handler_function(state, decl)(list(args))
+
+    def trace_event(self, kind: str, fields: dict) -> None:
+        """Append a record to the agent trace."""
+        self.agent.trace.append((kind, fields))
+
+
+class ContextBuiltins:
+    """The builtins that need the runtime: agent, machines, clock, cell memory."""
+
+    def __init__(self, runtime: Runtime):
+        self.rt = runtime
+
+    def lookup(self, name: str, cell: Optional[CellState], node):
+        """A callable `f(values)` for a context builtin, or None."""
+        method = getattr(self, "b_" + name, None)
+        if method is None:
+            return None
+        return lambda values: method(values, cell, node)
+
+    def owner(self, cell, node) -> CellState:
+        """The machine owner for get_status & co."""
+        return self.rt.machine_owner(cell, node)
+
+    def b_think(self, values, cell, node):
+        return self.rt.agent.think(values, cell.name if cell else None)
+
+    def b_think_json(self, values, cell, node):
+        return self.rt.agent.think_json(values, cell.name if cell else None)
+
+    def b_approve(self, values, cell, node):
+        arity(values, 1, "approve")
+        return self.rt.agent.approve(values[0], self.rt.under_test)
+
+    def b_transition(self, values, cell, node):
+        return self.rt.machines.transition(cell, values, {}, node)
+
+    def b_get_status(self, values, cell, node):
+        arity(values, 1, "get_status")
+        return self.owner(cell, node).machines.status(values[0])
+
+    def b_has_state(self, values, cell, node):
+        arity(values, 1, "has_state")
+        return self.owner(cell, node).machines.has_state(values[0])
+
+    def b_valid_transitions(self, values, cell, node):
+        arity(values, 1, "valid_transitions")
+        return self.owner(cell, node).machines.valid_targets(values[0])
+
+    def b_set_budget(self, values, cell, node):
+        arity(values, 1, "set_budget")
+        return self.rt.agent.set_budget(values[0])
+
+    def b_tokens_used(self, values, cell, node):
+        return self.rt.agent.used
+
+    def b_tokens_remaining(self, values, cell, node):
+        return self.rt.agent.remaining()
+
+    def b_next_id(self, values, cell, node):
+        state = cell or self.only_cell(node)
+        state.counter += 1
+        self.rt.journal.record(lambda: setattr(state, "counter", state.counter - 1))
+        return state.counter
+
+    def b_remember(self, values, cell, node):
+        arity(values, 2, "remember")
+        state = cell or self.only_cell(node)
+        key, memory = display(values[0]), state.memory
+        old = memory.get(key, _ABSENT)
+        self.rt.journal.record(lambda: memory.pop(key, None) if old is _ABSENT else memory.__setitem__(key, old))
+        memory[key] = values[1]
+        return None
+
+    def b_recall(self, values, cell, node):
+        arity(values, 1, "recall")
+        state = cell or self.only_cell(node)
+        return state.memory.get(display(values[0]))
+
+    def b_delegate(self, values, cell, node):
+        if len(values) < 2:
+            raise SomaError("type", "delegate() takes a cell name, a handler name and its arguments")
+        call = ast.Call(display(values[1]), [], cell=display(values[0]), span=node.span)
+        return self.rt.qualified_target(call, len(values) - 2)(list(values[2:]))
+
+    def b_trace(self, values, cell, node):
+        return [{"_type": kind, **fields} for kind, fields in self.rt.agent.trace]
+
+    def b_clear_trace(self, values, cell, node):
+        self.rt.agent.trace.clear()
+        return None
+
+    def b_clear_context(self, values, cell, node):
+        return None
+
+    def now_ms(self) -> int:
+        """The clock: `mock now` when scripted, else the system time."""
+        frozen = self.rt.mocks.now_ms
+        return frozen if frozen is not None else int(time.time() * 1000)
+
+    def b_now(self, values, cell, node):
+        return self.now_ms() // 1000
+
+    def b_now_ms(self, values, cell, node):
+        return self.now_ms()
+
+    def b_today(self, values, cell, node):
+        moment = _dt.datetime.fromtimestamp(self.now_ms() / 1000, tz=_dt.timezone.utc)
+        return moment.strftime("%Y-%m-%d")
+
+    def b_sleep(self, values, cell, node):
+        arity(values, 1, "sleep")
+        if self.rt.mocks.now_ms is not None:
+            self.rt.mocks.now_ms += int(values[0])
+        else:
+            time.sleep(max(int(values[0]), 0) / 1000)
+        return None
+
+    def only_cell(self, node) -> CellState:
+        """At test level, per-cell builtins address the program's only cell."""
+        if len(self.rt.cells) == 1:
+            return next(iter(self.rt.cells.values()))
+        raise SomaError("type", "this builtin needs a cell: call it from a handler", node.span)
+
+
+_ABSENT = object()
+
+
+def arity(values: list, count: int, name: str) -> None:
+    """Refuse a context builtin call with the wrong number of arguments."""
+    if len(values) != count:
+        raise SomaError("type", f"{name}() takes {count} argument{'' if count == 1 else 's'}, got {len(values)}")
+
+
+def _map_get(container, key, default=None):
+    if isinstance(container, dict):
+        value = container.get(key)
+        return default if value is None else value
+    if isinstance(container, list) and type(key) is int:
+        return container[key] if -len(container) <= key < len(container) else default
+    raise SomaError("type", f"cannot get from {display(container)}")
+
+
+def _map_has(container, key):
+    if isinstance(container, dict):
+        return key in container
+    if isinstance(container, list):
+        return key in container
+    raise SomaError("type", "has() needs a Map or a List")
+
+
+VALUE_METHODS = {
+    "get": _map_get,
+    "has": _map_has,
+}
+
+
+def walk_names(expr) -> list[ast.Name]:
+    """Every Name node inside an expression (iterative walk)."""
+    found, stack = [], [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Name):
+            found.append(node)
+        if isinstance(node, ast.Node):
+            for value in vars(node).values():
+                if isinstance(value, ast.Node):
+                    stack.append(value)
+                elif isinstance(value, (list, tuple)):
+                    stack.extend(v for v in value if isinstance(v, (ast.Node, list, tuple)))
+        elif isinstance(node, (list, tuple)):
+            stack.extend(v for v in node if isinstance(v, (ast.Node, list, tuple)))
+    return found
+
+
+def carry_over(old: CellState, new: CellState) -> list[str]:
+    """Keep the old cell's slots and instances that fit the new declaration."""
+    kept_slots, reset_slots = [], []
+    for name, slot in new.slots.items():
+        previous = old.slots.get(name)
+        if previous is not None and previous.decl.type.render() == slot.decl.type.render():
+            slot.data = previous.data
+            kept_slots.append(name)
+        elif previous is not None:
+            reset_slots.append(name)
+    reset_slots += [n for n in old.slots if n not in new.slots]
+    messages = []
+    if new.machines is not None and old.machines is not None:
+        states = set(new.model.states)
+        fitting = {k: v for k, v in old.machines.current.items() if v in states}
+        dropped = len(old.machines.current) - len(fitting)
+        new.machines.current.update(fitting)
+        new.machines.history.update({k: v for k, v in old.machines.history.items() if k in fitting})
+        if dropped:
+            messages.append(f"{new.name}: {dropped} instance(s) reset (their state is no longer declared)")
+    elif old.machines is not None and old.machines.current:
+        messages.append(f"{new.name}: {len(old.machines.current)} instance(s) dropped (no state machine now)")
+    if reset_slots:
+        messages.append(f"{new.name}: reset slot(s) {', '.join(reset_slots)} (declaration changed)")
+    new.counter, new.memory = old.counter, old.memory
+    return messages

@@ -1,0 +1,288 @@
+"""Memory slots, their invariants, and the undo journal behind atomicity.
+
+Every change the runtime makes to durable state (a slot write or delete, a
+transition, a `next_id`, a `remember`) first records how to undo itself in
+the `Journal`. A top-level invocation that raises rolls the journal back to
+empty; a failing `try { }` rolls back to the savepoint taken when it began.
+
+Invariants are checked BEFORE a write: the candidate value is bound to the
+slot's name (and `value`, `key`, `size`), the invariant evaluated, and the
+write refused with kind `invariant` when it does not hold.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from ..diagnostics import SomaError
+from ..syntax import ast
+from .values import copy_value, display, type_of
+
+MISSING = object()
+
+
+class Journal:
+    """An undo log: a list of closures that restore what a change overwrote."""
+
+    def __init__(self):
+        self.entries: list[Callable[[], None]] = []
+
+    def record(self, undo: Callable[[], None]) -> None:
+        """Remember how to undo the change about to be made."""
+        self.entries.append(undo)
+
+    def savepoint(self) -> int:
+        """A position to roll back to."""
+        return len(self.entries)
+
+    def rollback(self, savepoint: int = 0) -> None:
+        """Undo every change recorded after `savepoint`, newest first."""
+        entries = self.entries
+        while len(entries) > savepoint:
+            entries.pop()()
+
+    def commit(self) -> None:
+        """Forget the recorded changes (the invocation succeeded)."""
+        self.entries.clear()
+
+
+class CompiledInvariant:
+    """One `invariant` line, compiled, with the slots it guards.
+
+    `guarded` is the set of slot names the expression mentions; empty means
+    it guards every slot of its memory section. `check(slot, key, value,
+    size)` raises SomaError(invariant) when the candidate write breaks it.
+    """
+
+    def __init__(self, node: ast.Invariant, text: str, guarded: set[str],
+                 evaluate: Callable[[dict], object]):
+        self.node = node
+        self.text = text
+        self.guarded = guarded
+        self.evaluate = evaluate
+
+    def applies_to(self, slot_name: str) -> bool:
+        """True when writes to `slot_name` must satisfy this invariant."""
+        return not self.guarded or slot_name in self.guarded
+
+    def check(self, slot: "Slot", key, value, size: int) -> None:
+        """Refuse the write (kind `invariant`) when the invariant fails on it."""
+        values = value if isinstance(value, list) and slot.is_list and key is None else [value]
+        for item in values:
+            bindings = {slot.name: item, "value": item, "key": key, "size": size}
+            result = self.evaluate(bindings)
+            if result is not True:
+                if result is not False:
+                    raise SomaError("type", f"invariant {self.text} must be a Bool, got {type_of(result)}",
+                                    self.node.span)
+                where = f"[{display_key(key)}]" if key is not None else ""
+                raise SomaError("invariant", f"{slot.name}{where} = {display(item)} violates invariant {self.text}",
+                                self.node.span)
+
+
+def display_key(key) -> str:
+    """A key as shown in messages: strings quoted."""
+    return f'"{key}"' if isinstance(key, str) else display(key)
+
+
+class Slot:
+    """One memory slot of one cell: a Map or a List, guarded and journaled."""
+
+    def __init__(self, decl: ast.Slot, journal: Journal, invariants: list[CompiledInvariant],
+                 element_check: Optional[Callable[[object], object]] = None):
+        self.decl = decl
+        self.name = decl.name
+        self.is_list = decl.type.name == "List"
+        self.data: object = [] if self.is_list else {}
+        self.journal = journal
+        self.invariants = [inv for inv in invariants if inv.applies_to(self.name)]
+        self.element_check = element_check
+        self.on_change: Optional[Callable[["Slot"], None]] = None
+
+    # ---------------------------------------------------------------- reads
+
+    def whole(self):
+        """The slot's value as a copy (reading a slot never aliases it)."""
+        return copy_value(self.data)
+
+    def read_key(self, key, node=None):
+        """`slot[key]` / `slot.get(key)`: a copy of the value, `()` when absent."""
+        if self.is_list:
+            if type(key) is not int:
+                raise SomaError("type", f"a List slot index must be an Int, got {type_of(key)}",
+                                node.span if node else ast.NO_SPAN)
+            data = self.data
+            if -len(data) <= key < len(data):
+                return copy_value(data[key])
+            return None
+        value = self.data.get(normal_key(key), None)
+        return copy_value(value) if isinstance(value, (dict, list)) else value
+
+    # ---------------------------------------------------------------- writes
+
+    def write(self, key, value, node=None):
+        """`slot.set(key, value)` / `slot[key] = value`, checked then journaled."""
+        value = self.typed(value, node)
+        if self.is_list:
+            return self.write_index(key, value, node)
+        key = normal_key(key)
+        data = self.data
+        old = data.get(key, MISSING)
+        size = len(data) + (1 if old is MISSING else 0)
+        for invariant in self.invariants:
+            invariant.check(self, key, value, size)
+        if old is MISSING:
+            self.journal.record(lambda: data.pop(key, None))
+        else:
+            self.journal.record(lambda: data.__setitem__(key, old))
+        data[key] = value
+        self.changed()
+        return None
+
+    def write_index(self, index, value, node=None):
+        """Replace element `index` of a List slot."""
+        data = self.data
+        if type(index) is not int or not -len(data) <= index < len(data):
+            raise SomaError("index", f"index {display(index)} out of range for slot {self.name} "
+                            f"of length {len(data)}", node.span if node else ast.NO_SPAN)
+        for invariant in self.invariants:
+            invariant.check(self, index, value, len(data))
+        old = data[index]
+        self.journal.record(lambda: data.__setitem__(index, old))
+        data[index] = value
+        self.changed()
+        return None
+
+    def push(self, value, node=None):
+        """Append to a List slot."""
+        if not self.is_list:
+            raise SomaError("type", f"{self.name} is a Map slot: use {self.name}.set(key, value)",
+                            node.span if node else ast.NO_SPAN)
+        value = self.typed(value, node)
+        data = self.data
+        for invariant in self.invariants:
+            invariant.check(self, len(data), value, len(data) + 1)
+        self.journal.record(data.pop)
+        data.append(value)
+        self.changed()
+        return None
+
+    def delete(self, key, node=None):
+        """Remove a key (Map) or an index (List); size invariants are checked."""
+        data = self.data
+        if self.is_list:
+            if type(key) is not int or not -len(data) <= key < len(data):
+                return None
+            index = key % len(data)
+            self.check_size(len(data) - 1)
+            old = data[index]
+            self.journal.record(lambda: data.insert(index, old))
+            del data[index]
+        else:
+            key = normal_key(key)
+            if key not in data:
+                return None
+            self.check_size(len(data) - 1)
+            old = data[key]
+            self.journal.record(lambda: data.__setitem__(key, old))
+            del data[key]
+        self.changed()
+        return None
+
+    def check_size(self, size: int) -> None:
+        """Re-check invariants that read `size` when a delete shrinks the slot."""
+        for invariant in self.invariants:
+            if "size" in invariant.text or ".size" in invariant.text:
+                invariant.check(self, None, None if not self.is_list else [], size)
+
+    def typed(self, value, node):
+        """Check/coerce a written value against the slot's element type."""
+        if self.element_check is None:
+            return value
+        try:
+            return self.element_check(value)
+        except SomaError as err:
+            if err.span.line == 0 and node is not None:
+                err.span = node.span
+            raise
+
+    def changed(self) -> None:
+        """Tell an observer (persistence) that the slot changed."""
+        if self.on_change is not None:
+            self.on_change(self)
+
+    # ---------------------------------------------------------------- methods
+
+    def call(self, method: str, args: list, node):
+        """Dispatch `slot.method(args)`."""
+        handler = SLOT_METHODS.get(method)
+        if handler is None:
+            raise SomaError("type", f"slot {self.name} has no method '{method}' "
+                            f"(slot methods: {', '.join(sorted(SLOT_METHODS))})", node.span)
+        arity = SLOT_ARITY.get(method, 0)
+        if len(args) != arity:
+            raise SomaError("type", f"{self.name}.{method}() takes {arity} argument"
+                            f"{'' if arity == 1 else 's'}, got {len(args)}", node.span)
+        return handler(self, args, node)
+
+    def sorted_items(self):
+        """Map entries sorted by key (slots list their keys in key order)."""
+        return sorted(self.data.items(), key=lambda kv: str(kv[0]))
+
+
+def normal_key(key):
+    """Map slot keys are text: `1` and `"1"` are the same key."""
+    if isinstance(key, str):
+        return key
+    if key is None:
+        raise SomaError("type", "a slot key cannot be ()")
+    return display(key)
+
+
+def _keys(slot: Slot, args, node):
+    if slot.is_list:
+        return list(range(len(slot.data)))
+    return [k for k, _ in slot.sorted_items()]
+
+
+def _values(slot: Slot, args, node):
+    if slot.is_list:
+        return copy_value(slot.data)
+    return [copy_value(v) for _, v in slot.sorted_items()]
+
+
+def _entries(slot: Slot, args, node):
+    if slot.is_list:
+        return [{"key": i, "value": copy_value(v)} for i, v in enumerate(slot.data)]
+    return [{"key": k, "value": copy_value(v)} for k, v in slot.sorted_items()]
+
+
+def _has(slot: Slot, args, node):
+    key = args[0]
+    if slot.is_list:
+        return type(key) is int and -len(slot.data) <= key < len(slot.data)
+    return normal_key(key) in slot.data
+
+
+def _last(slot: Slot, args, node):
+    data = slot.data
+    if slot.is_list:
+        return copy_value(data[-1]) if data else None
+    return copy_value(data[next(reversed(data))]) if data else None
+
+
+SLOT_METHODS = {
+    "get": lambda slot, args, node: slot.read_key(args[0], node),
+    "set": lambda slot, args, node: slot.write(args[0], args[1], node),
+    "delete": lambda slot, args, node: slot.delete(args[0], node),
+    "has": _has,
+    "keys": _keys,
+    "values": _values,
+    "entries": _entries,
+    "len": lambda slot, args, node: len(slot.data),
+    "size": lambda slot, args, node: len(slot.data),
+    "push": lambda slot, args, node: slot.push(args[0], node),
+    "append": lambda slot, args, node: slot.push(args[0], node),
+    "last": _last,
+}
+SLOT_ARITY = {"get": 1, "set": 2, "delete": 1, "has": 1, "push": 1, "append": 1}
