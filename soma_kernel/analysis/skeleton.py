@@ -1,0 +1,96 @@
+"""`soma skeleton FILE Cell.signal`: one signal's frame and what its body does.
+
+The text shows the signal as the skeleton declares it, its frame clause by
+clause (`none` for a kind it does not declare), then the flesh body's line
+range and every call, write, read and move the body makes, each with its
+line; a use outside the frame is marked `✗ outside the frame`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..loader import UserError, load
+from ..syntax import ast
+from .context import ProgramIndex, did_you_mean
+from .describe import signal_text
+from .frames import FrameUsage, Use, body_usage, frame_of, violations
+
+USAGE = "usage: soma-kernel skeleton FILE Cell.signal"
+KINDS = ("calls", "writes", "reads", "moves")
+
+
+class SkeletonError(Exception):
+    """An unknown cell or signal, worded for the user."""
+
+
+def skeleton_text(program: ast.Program, target: str) -> str:
+    """The frame report of `Cell.signal`; SkeletonError when it does not exist."""
+    cell_name, dot, signal_name = target.partition(".")
+    if not dot or not cell_name or not signal_name:
+        raise SkeletonError(f"expected Cell.signal, got '{target}'")
+    index = ProgramIndex(program)
+    skeletons = [c.name for c in index.cells.values() if c.decl.kind == "skeleton"]
+    info = index.cells.get(cell_name)
+    if info is None or info.decl.kind != "skeleton":
+        known = f"skeleton agents here: {', '.join(skeletons)}" if skeletons else "this file declares no skeleton agent"
+        what = "is not a skeleton agent" if info is not None else "is not declared"
+        raise SkeletonError(f"cell '{cell_name}' {what}{did_you_mean(cell_name, skeletons)} ({known})")
+    signal = info.signals.get(signal_name)
+    if signal is None:
+        raise SkeletonError(f"skeleton agent '{cell_name}' has no signal '{signal_name}'"
+                            f"{did_you_mean(signal_name, info.signals)} (signals: {', '.join(info.signals)})")
+    lines = [f"skeleton agent {cell_name} — signal {signal_text(signal)} (line {signal.span.line})", "  frame:"]
+    frame = frame_of(signal)
+    declared = {"calls": frame.calls, "writes": frame.writes, "reads": frame.reads,
+                "moves": [f"{a} -> {b}" for a, b in frame.moves]}
+    lines += [f"    {kind:<7}{', '.join(declared[kind]) or 'none'}" for kind in KINDS]
+    handler = info.handler(signal_name)
+    if handler is None:
+        lines.append(f"  flesh body: none (no `on {signal_name}` in flesh {cell_name})")
+        return "\n".join(lines) + "\n"
+    lines.extend(_body_lines(signal, handler, body_usage(index, info, handler)))
+    return "\n".join(lines) + "\n"
+
+
+def _body_lines(signal: ast.Signal, handler: ast.Handler, usage: FrameUsage) -> list[str]:
+    """The body's line range, its uses by kind, and the verdict."""
+    span = handler.span
+    lines = [f"  flesh body: on {handler.name} (lines {span.line}–{span.end_line})"]
+    outside = {id(v.use) for v in violations(signal, usage)}
+    for kind in KINDS:
+        uses = getattr(usage, kind)
+        lines.append(f"    {kind:<7}{_uses_text(kind, uses, outside) if uses else 'none'}")
+    if outside:
+        lines.append(f"  ✗ {len(outside)} use(s) outside the frame: soma check refuses this body")
+    else:
+        lines.append("  ✓ the body stays inside its frame")
+    return lines
+
+
+def _uses_text(kind: str, uses: list[Use], outside: set[int]) -> str:
+    """`classify() (line 53), think() (line 47) ✗ outside the frame`."""
+    parts = []
+    for use in uses:
+        what = f"{use.what}()" if kind == "calls" else use.what.replace("-> ", "(any) -> ", 1) \
+            if use.what.startswith("-> ") else use.what
+        mark = " ✗ outside the frame" if id(use) in outside else ""
+        parts.append(f"{what} (line {use.node.span.line}){mark}")
+    return ", ".join(parts)
+
+
+def main(argv: list[str]) -> int:
+    """`skeleton FILE Cell.signal`."""
+    if len(argv) != 2 or any(a.startswith("-") for a in argv):
+        print(USAGE, file=sys.stderr)
+        return 2
+    try:
+        loaded = load(argv[0], with_project=False)
+        sys.stdout.write(skeleton_text(loaded.program, argv[1]))
+    except UserError as err:
+        print(err, file=sys.stderr)
+        return 1
+    except SkeletonError as err:
+        print(f"error: {argv[0]}: {err}", file=sys.stderr)
+        return 1
+    return 0
