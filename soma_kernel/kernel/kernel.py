@@ -1,0 +1,183 @@
+"""SomaKernel: the Jupyter protocol over a `Session`.
+
+The kernel is thin: every `do_*` hook turns a request into a call on the
+session (`soma_kernel.session`), or on `complete`/`inspect`, and the result
+into a reply. The language itself never runs here. Heavy modules (parser,
+runtime, ipywidgets) are imported on first use, so the kernel starts about as
+fast as the stock python3 kernel.
+
+Protocol details that matter:
+- print() inside Soma code reaches the right notebook cell because the
+  parent header of sys.stdout/sys.stderr is set for every shell request.
+- Errors become `error` messages whose traceback is the rendered diagnostic
+  (cell[N]:line:col, the line, a caret, a hint); SIGINT (interrupt_request)
+  becomes a `KeyboardInterrupt` error reply; nothing a cell does stops the kernel.
+- Comms are wired to ipykernel's CommManager so ipywidgets (the verify and
+  test widgets) work in a wrapper kernel.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ipykernel.kernelbase import Kernel
+
+from .. import __version__
+
+LANGUAGE_INFO = {
+    "name": "soma",
+    "version": __version__,
+    "mimetype": "text/x-soma",
+    "file_extension": ".cell",
+    "pygments_lexer": "soma",
+    "codemirror_mode": "rust",
+}
+
+
+class SomaKernel(Kernel):
+    """The Soma Jupyter kernel (protocol layer only; the language is in Session)."""
+
+    implementation = "soma_kernel"
+    implementation_version = __version__
+    language = "soma"
+    language_info = LANGUAGE_INFO
+    banner = f"Soma {__version__} — an agent language with state machines you can verify. %help lists the magics."
+    help_links = [{"text": "Soma reference", "url": "https://github.com/soma-dev-lang/soma"}]
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._session = None
+        self._install_comms()
+
+    # ------------------------------------------------------------ wiring
+
+    def _install_comms(self) -> None:
+        """Route comm messages to an ipykernel CommManager and point `comm` at it (for ipywidgets)."""
+        import comm
+        from ipykernel.comm import CommManager
+        from ipykernel.comm.comm import BaseComm
+
+        self.comm_manager = CommManager(parent=self, kernel=self)
+        comm.create_comm = lambda *args, **kwargs: BaseComm(*args, **kwargs)
+        comm.get_comm_manager = lambda: self.comm_manager
+        for msg_type in ("comm_open", "comm_msg", "comm_close"):
+            self.shell_handlers[msg_type] = getattr(self.comm_manager, msg_type)
+
+    @property
+    def session_state(self):
+        """The live Soma session (created on first use)."""
+        if self._session is None:
+            from ..session import Session
+
+            self._session = Session()
+        return self._session
+
+    @property
+    def kernel_info(self):
+        """kernel_info without the debugger and subshells (the interpreter is single-threaded)."""
+        info = super().kernel_info
+        info["supported_features"] = [f for f in info["supported_features"]
+                                      if f not in ("debugger", "kernel subshells")]
+        return info
+
+    def set_parent(self, ident, parent, channel="shell"):
+        """Also give sys.stdout/sys.stderr the request's header, so print() output finds its cell."""
+        super().set_parent(ident, parent, channel)
+        if channel == "shell":
+            for stream in (sys.stdout, sys.stderr):
+                if hasattr(stream, "set_parent"):
+                    stream.set_parent(parent)
+
+    def _send_display(self, bundle: dict) -> None:
+        """Send one display_data message for the current cell."""
+        if any(key.startswith("application/vnd.jupyter.widget") for key in bundle):
+            _register_widget_targets()
+        self.send_response(self.iopub_socket, "display_data", {"data": bundle, "metadata": {}})
+
+    # ------------------------------------------------------------ execute
+
+    async def do_execute(self, code, silent, store_history=True, user_expressions=None,
+                         allow_stdin=False, *, cell_meta=None, cell_id=None):
+        """Run a cell in the session; send its outputs, result or error."""
+        try:
+            result = self.session_state.execute(
+                code, cell_key=cell_id, count=self.execution_count,
+                display=None if silent else self._send_display, store_history=store_history)
+        except (Exception, KeyboardInterrupt) as err:  # the session guards itself; this is the last net
+            return self._error_reply(type(err).__name__ if isinstance(err, KeyboardInterrupt) else "InternalError",
+                                     str(err), [f"InternalError: {type(err).__name__}: {err}"], silent)
+        if result.error is not None:
+            return self._error_reply(result.error_name, result.error_value, result.error.split("\n"), silent)
+        if result.result is not None and not silent:
+            self.send_response(self.iopub_socket, "execute_result",
+                               {"execution_count": self.execution_count, "data": result.result, "metadata": {}})
+        return {"status": "ok", "execution_count": self.execution_count, "payload": [], "user_expressions": {}}
+
+    def _error_reply(self, name: str, value: str, traceback: list[str], silent: bool) -> dict:
+        """Publish an `error` message (unless silent) and build the error reply."""
+        sys.stdout.flush()
+        sys.stderr.flush()
+        content = {"ename": name, "evalue": value, "traceback": traceback}
+        if not silent:
+            self.send_response(self.iopub_socket, "error", content)
+        return {"status": "error", "execution_count": self.execution_count, **content}
+
+    # ------------------------------------------------------------ editor help
+
+    async def do_complete(self, code, cursor_pos):
+        """Completion from the session's names, builtins, keywords and magics."""
+        from .complete import complete
+
+        cursor_pos = len(code) if cursor_pos is None else cursor_pos
+        return complete(self.session_state, code, cursor_pos)
+
+    async def do_inspect(self, code, cursor_pos, detail_level=0, omit_sections=()):
+        """Help on the name under the cursor."""
+        from .inspect import inspect
+
+        cursor_pos = len(code) if cursor_pos is None else cursor_pos
+        return inspect(self.session_state, code, cursor_pos)
+
+    async def do_is_complete(self, code):
+        """The parser decides: unclosed braces and strings are `incomplete`."""
+        from .magics import split_magics
+
+        line_magics, cell_magic, soma_code = split_magics(code)
+        if cell_magic is not None or not soma_code.strip():
+            return {"status": "complete"}
+        from ..syntax.parser import is_complete
+
+        status = is_complete(soma_code)
+        return {"status": status, "indent": "    "} if status == "incomplete" else {"status": status}
+
+    async def do_history(self, hist_access_type, output, raw, session=None, start=None, stop=None,
+                         n=None, pattern=None, unique=False):
+        """Input history of this kernel: tail, search (glob) or range."""
+        state = self.session_state
+        if hist_access_type == "tail":
+            entries = state.history_tail(n or 10)
+        elif hist_access_type == "search":
+            entries = state.history_search(pattern or "*", n, unique)
+        elif hist_access_type == "range":
+            entries = state.history_range(start or 0, stop)
+        else:
+            entries = []
+        history = [(0, count, (code, None) if output else code) for count, code in entries]
+        return {"status": "ok", "history": history}
+
+    async def do_shutdown(self, restart):
+        """Nothing to release: the session lives in memory."""
+        return {"status": "ok", "restart": restart}
+
+
+_WIDGET_TARGETS_REGISTERED = False
+
+
+def _register_widget_targets() -> None:
+    """Register ipywidgets' comm targets once, when the first widget is shown."""
+    global _WIDGET_TARGETS_REGISTERED
+    if not _WIDGET_TARGETS_REGISTERED:
+        import ipywidgets
+
+        ipywidgets.register_comm_target()
+        _WIDGET_TARGETS_REGISTERED = True

@@ -1,0 +1,110 @@
+"""The toolchain on the session's definitions: %check, %verify, %test, %describe, %skeleton.
+
+Each builds one program from every definition of the session (the text
+`%save` would write), so the results are those of the CLI on that file;
+positions in `%check` messages point back at the notebook cells.
+"""
+
+from __future__ import annotations
+
+from ...session import SESSION_ORIGIN, MagicError
+from . import Magic, split_args
+
+
+def _program(session):
+    """The session's program and source map, or a MagicError when nothing is defined."""
+    if not session.definitions:
+        raise MagicError("nothing is defined yet: run a cell that declares a `cell` first")
+    return session.program()
+
+
+def check_magic(session, run, args: str, body) -> None:
+    """%check: `soma check` on the session; messages point at the notebook cells."""
+    from ...analysis.check import check_program
+
+    if args.strip():
+        raise MagicError("usage: %check (it takes no arguments)")
+    program, source_map = _program(session)
+    report = check_program(program, session.project)
+    lines = [f"✓ {note.message}" for note in report.notes]
+    lines += [source_map.render(d) for d in report.warnings + report.errors]
+    lines.append(report.summary())
+    run.out("\n".join(lines))
+
+
+def verify_magic(session, run, args: str, body) -> None:
+    """%verify [--strict]: model-check the session's machines; shows the verify widget."""
+    from ...analysis.model import models_of
+    from ...analysis.verify import verify_program
+    from ..widgets import verify_widget
+
+    words = split_args(args, "%verify [--strict]")
+    if any(w != "--strict" for w in words):
+        raise MagicError("usage: %verify [--strict]")
+    program, _ = _program(session)
+    report = verify_program(program, session.project, SESSION_ORIGIN, strict=bool(words))
+    _widget, bundle = verify_widget(report, models_of(program))
+    run.show(bundle)
+
+
+def test_magic(session, run, args: str, body) -> None:
+    """%test [Name]: run the session's test cells (or one) as `soma test` does; shows the test widget."""
+    from ...testing.runner import run_tests
+    from ..widgets import test_widget
+
+    words = split_args(args, "%test [TestCell]")
+    if len(words) > 1:
+        raise MagicError("usage: %test [TestCell]")
+    program, _ = _program(session)
+    if words:
+        program = _only_test(program, words[0])
+    report = run_tests(program, session.project, SESSION_ORIGIN)
+    _widget, bundle = test_widget(report)
+    run.show(bundle)
+
+
+def _only_test(program, name: str):
+    """The program with one test cell kept (a MagicError when it is not defined)."""
+    from ...syntax import ast
+
+    tests = [t.name for t in program.tests]
+    if name not in tests:
+        raise MagicError(f"no test cell named {name} (defined: {', '.join(tests) or 'none'})")
+    items = [i for i in program.items if not isinstance(i, ast.TestCell) or i.name == name]
+    return ast.Program(items, source=program.source, origin=program.origin, span=program.span)
+
+
+def describe_magic(session, run, args: str, body) -> None:
+    """%describe [Cell]: what a cell (or every cell) declares, as `soma describe` tells it."""
+    from ...analysis.describe import describe_cell
+
+    words = split_args(args, "%describe [Cell]")
+    if len(words) > 1:
+        raise MagicError("usage: %describe [Cell]")
+    program, _ = _program(session)
+    names = words or [c.name for c in program.cells]
+    known = {c.name for c in program.cells}
+    for name in names:
+        if name not in known:
+            raise MagicError(f"no cell named {name} (defined: {', '.join(sorted(known)) or 'none'})")
+    run.out("\n\n".join(describe_cell(program, name).rstrip("\n") for name in names))
+
+
+def skeleton_magic(session, run, args: str, body) -> None:
+    """%skeleton Cell.signal: one signal's frame, as `soma skeleton` prints it."""
+    from ...analysis.skeleton import skeleton_text
+
+    words = split_args(args, "%skeleton Cell.signal")
+    if len(words) != 1 or "." not in words[0]:
+        raise MagicError("usage: %skeleton Cell.signal")
+    program, _ = _program(session)
+    run.out(skeleton_text(program, words[0]))
+
+
+MAGICS = (
+    Magic("check", "%check", "run soma check on every definition of the session", check_magic),
+    Magic("verify", "%verify [--strict]", "model-check the state machines and prove the invariants", verify_magic),
+    Magic("test", "%test [TestCell]", "run the test cells (all, or the one named) in a fresh runtime", test_magic),
+    Magic("describe", "%describe [Cell]", "describe how a cell (or every cell) is built", describe_magic),
+    Magic("skeleton", "%skeleton Cell.signal", "show one skeleton signal's frame", skeleton_magic),
+)

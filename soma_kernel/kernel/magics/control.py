@@ -1,0 +1,61 @@
+"""The session itself: %reset [Cell], %help and `?name`."""
+
+from __future__ import annotations
+
+from ...session import MagicError
+from . import Magic, split_args
+
+
+def reset_magic(session, run, args: str, body) -> None:
+    """%reset [Cell]: fresh memory, machine instances and mocks (of one cell, or all); definitions stay."""
+    words = split_args(args, "%reset [Cell]")
+    if len(words) > 1:
+        raise MagicError("usage: %reset [Cell]")
+    runtime = session.runtime
+    if words:
+        if words[0] not in runtime.cells:
+            raise MagicError(f"no cell named {words[0]} (defined: {', '.join(sorted(runtime.cells)) or 'none'})")
+        runtime.reset(words[0])
+        run.out(f"reset {words[0]}: memory and machine instances are fresh")
+        return
+    runtime.reset()
+    session.variables.clear()
+    run.out("reset: memory, machine instances, mocks and top-level lets are fresh; definitions are kept")
+
+
+def help_magic(session, run, args: str, body) -> None:
+    """%help: the magics, and how to ask about a name."""
+    from . import registry_of_magics
+
+    magics = [m for m in registry_of_magics().values() if m.name != "?"]
+    width = max(len(m.usage) for m in magics)
+    lines = ["Soma kernel magics (at the top of a cell):"]
+    lines += [f"  {m.usage:<{width}}  {m.doc}" for m in magics]
+    lines += [
+        f"  {'?name':<{width}}  help on a cell, handler, slot, type, builtin or keyword",
+        "",
+        "Anything else is Soma: declarations (cell, cell type, cell test, flesh) are kept and",
+        "replaced when their notebook cell runs again; statements run one by one, atomically;",
+        "the last expression's value is shown. `mock think \"…\"` scripts the model, `assert` checks.",
+    ]
+    run.out("\n".join(lines))
+
+
+def question_magic(session, run, args: str, body) -> None:
+    """?name: help on a name (the same text as the inspector's)."""
+    from ..inspect import help_text
+
+    name = args.strip()
+    if not name:
+        raise MagicError("usage: ?name (a cell, Cell.handler, slot, type, builtin or keyword)")
+    text = help_text(session, name)
+    if text is None:
+        raise MagicError(f"nothing is known about {name!r}")
+    run.show({"text/plain": text})
+
+
+MAGICS = (
+    Magic("reset", "%reset [Cell]", "fresh memory, instances and mocks (definitions stay)", reset_magic),
+    Magic("help", "%help", "this list", help_magic),
+    Magic("?", "?name", "help on a name", question_magic),
+)

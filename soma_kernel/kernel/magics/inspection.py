@@ -1,0 +1,139 @@
+"""Looking at live state: %state, %memory, %mocks and %diagram.
+
+They read the session's runtime (`runtime.cells[name]`: slots, machine
+instances and their histories; `runtime.mocks`) and never change it.
+"""
+
+from __future__ import annotations
+
+from ...session import MagicError
+from . import Magic, split_args
+
+
+def _cell_state(session, name: str):
+    """The runtime state of a defined cell, or a MagicError naming the defined cells."""
+    cells = session.runtime.cells
+    if name not in cells:
+        known = ", ".join(sorted(cells)) or "none"
+        raise MagicError(f"no cell named {name} (defined: {known})")
+    return cells[name]
+
+
+def slot_values(state) -> dict:
+    """A cell's memory slots as {name: value}."""
+    return {name: slot.data for name, slot in state.slots.items()}
+
+
+def instances_of(state) -> dict:
+    """A cell's machine instances as {id text: current state}."""
+    return {str(k): v for k, v in state.machines.current.items()} if state.machines is not None else {}
+
+
+def history_of(state, instance) -> list:
+    """The states an instance (named by its id text) went through, oldest first."""
+    if state.machines is None:
+        return []
+    return next((list(h) for k, h in state.machines.history.items() if str(k) == instance), [])
+
+
+def _model(session, name: str, machine: str | None = None):
+    """The machine model of a cell (the named machine, else its first)."""
+    from ...analysis.model import build_model
+
+    decl = _cell_state(session, name).decl
+    machines = decl.machines
+    if not machines:
+        raise MagicError(f"cell {name} declares no state machine")
+    if machine is None:
+        return build_model(name, machines[0])
+    for candidate in machines:
+        if candidate.name == machine:
+            return build_model(name, candidate)
+    raise MagicError(f"cell {name} has no machine {machine} (it has: {', '.join(m.name for m in machines)})")
+
+
+def state_magic(session, run, args: str, body) -> None:
+    """%state Cell [id]: every instance and its state, or one instance's history and next states."""
+    from ..display import value_bundle
+
+    words = split_args(args, "%state Cell [instance-id]")
+    if len(words) not in (1, 2):
+        raise MagicError("usage: %state Cell [instance-id]")
+    state = _cell_state(session, words[0])
+    if len(words) == 1:
+        if not instances_of(state):
+            run.out(f"{words[0]} has no machine instances yet")
+            return
+        run.show(value_bundle({str(k): v for k, v in instances_of(state).items()}))
+        return
+    instance = words[1]
+    if instance not in instances_of(state):
+        known = ", ".join(sorted(map(str, instances_of(state)))) or "none"
+        raise MagicError(f"{words[0]} has no instance {instance!r} (instances: {known})")
+    current = instances_of(state)[instance]
+    path = list(history_of(state, instance)) or [current]
+    model = _model(session, words[0])
+    following = ", ".join(model.targets(current)) or "none (terminal)"
+    run.out(f"{words[0]} {instance}: {current}\n  history: {' → '.join(path)}\n  next: {following}")
+
+
+def memory_magic(session, run, args: str, body) -> None:
+    """%memory Cell: the cell's memory slots and their values."""
+    from ..display import value_bundle
+
+    words = split_args(args, "%memory Cell")
+    if len(words) != 1:
+        raise MagicError("usage: %memory Cell")
+    state = _cell_state(session, words[0])
+    if not state.slots:
+        run.out(f"{words[0]} has no memory slots")
+        return
+    run.show(value_bundle(dict(slot_values(state))))
+
+
+def mocks_magic(session, run, args: str, body) -> None:
+    """%mocks: the replies queued for think() and approve(), next first."""
+    from ...runtime.values import display
+
+    if args.strip():
+        raise MagicError("usage: %mocks (it takes no arguments)")
+    mocks = session.runtime.mocks
+    lines = []
+    for name, queue in (("think", mocks.think), ("approve", mocks.approve)):
+        items = [display(reply) for reply in queue]
+        lines.append(f"{name}: " + (" | ".join(items) if items else "(empty)"))
+    run.out("\n".join(lines))
+
+
+def diagram_magic(session, run, args: str, body) -> None:
+    """%diagram Cell [machine] [instance-id]: the machine with live instance counts and a path."""
+    from ..diagrams import diagram_bundle
+
+    words = split_args(args, "%diagram Cell [machine] [instance-id]")
+    if not 1 <= len(words) <= 3:
+        raise MagicError("usage: %diagram Cell [machine] [instance-id]")
+    name, rest = words[0], words[1:]
+    state = _cell_state(session, name)
+    machine_names = {m.name for m in state.decl.machines}
+    machine = rest.pop(0) if rest and (len(rest) == 2 or rest[0] in machine_names) else None
+    model = _model(session, name, machine)
+    counts: dict[str, int] = {}
+    for current in instances_of(state).values():
+        counts[current] = counts.get(current, 0) + 1
+    highlight = None
+    if rest:
+        if rest[0] not in instances_of(state):
+            known = ", ".join(sorted(map(str, instances_of(state)))) or "none"
+            raise MagicError(f"{name} has no instance {rest[0]!r} (instances: {known})")
+        highlight = list(history_of(state, rest[0])) or [instances_of(state)[rest[0]]]
+    run.show(diagram_bundle(model, counts, highlight))
+
+
+MAGICS = (
+    Magic("state", "%state Cell [instance-id]", "machine instances and their states (or one instance's history)",
+          state_magic),
+    Magic("memory", "%memory Cell", "a cell's memory slots and their values", memory_magic),
+    Magic("mocks", "%mocks", "the replies queued for think() and approve()", mocks_magic),
+    Magic("diagram", "%diagram Cell [machine] [instance-id]",
+          "draw a state machine with live instance counts (and one instance's path)", diagram_magic),
+)

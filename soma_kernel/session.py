@@ -1,0 +1,569 @@
+"""The live Soma session: one interpreter, one set of definitions, one soma.toml.
+
+The Jupyter kernel is a thin protocol layer over this class; tests and
+scripts use it directly, without ZeroMQ:
+
+    session = Session()
+    result = session.execute('cell Counter { … }', cell_key="a")
+    result = session.execute('Counter.bump(2)', cell_key="b")
+    result.result        # {"text/plain": "2"}
+
+Rules of a notebook session:
+- Definitions (`cell`, `cell type`, `cell test`, `flesh`) belong to the
+  notebook cell that made them (its `cell_id`, else its execution label).
+  Re-running a cell replaces what it defined and drops what it no longer
+  defines; defining a name another notebook cell defined takes it over, with a
+  one-line warning naming that cell.
+- Each top-level statement is one atomic invocation; the value of the last
+  expression is the cell's result. `mock` lines feed the session's queues and
+  `assert` lines print ✓/✗ as the test runner does.
+- Errors are rendered with `cell[N]:line:col`, the line and a caret, counted
+  in the untrimmed cell text; the state is as it was before the failing
+  statement. A bug in soma-kernel is an `InternalError`, never a dead kernel.
+- Lines starting with `%` (or `?name`) at the top of a cell are magics
+  (`%help` lists them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import os
+import sys
+import traceback
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from .diagnostics import Diagnostic, SomaError, SomaSyntaxError, caret_lines
+from .loader import UserError
+from .syntax import ast
+from .syntax.ast import Span
+
+DEFINITION_TYPES = (ast.CellDecl, ast.TypeDecl, ast.TestCell, ast.Flesh)
+RULE_TYPES = (ast.RuleMock, ast.RuleAssert, ast.RuleAssertFails, ast.RuleLet)
+SESSION_ORIGIN = "session.cell"
+
+RUNTIME_HINTS = {
+    "undefined_variable": "define it in an earlier cell (top-level `let` lines are kept) or check the spelling",
+    "undefined_function": "define the handler in a cell first, or check `%help` for the builtins",
+    "invariant": "the invocation was rolled back: memory is as it was before this statement",
+    "guard_failed": "the edge's guard was false; the instance stays in its state",
+    "invalid_transition": "see `%diagram CELL` for the edges the machine declares",
+    "llm": "script the model with `mock think \"reply\"` or set [agent] mock in `%%toml`",
+}
+DEFAULT_RUNTIME_HINT = "the statement was rolled back: the session is as it was before it"
+
+
+class MagicError(Exception):
+    """A magic was misused (unknown name, bad arguments); the text says how."""
+
+
+class CellError(Exception):
+    """An error already rendered for the user: its name, one-line value and full text."""
+
+    def __init__(self, name: str, value: str, text: str):
+        super().__init__(value)
+        self.name, self.value, self.text = name, value, text
+
+
+@dataclass
+class Output:
+    """One output of a cell, in order: a stream chunk or a display bundle."""
+
+    kind: str
+    name: str = ""
+    text: str = ""
+    bundle: Optional[dict] = None
+
+
+@dataclass
+class ExecutionResult:
+    """What one `Session.execute` produced.
+
+    outputs: streams and display bundles in order; result: the mime bundle of
+    the last expression's value, or None; error: the rendered error text
+    (header, source line, caret, hint) or None, with `error_name` (`SyntaxError`,
+    `CheckError`, `SomaError`, `UserError`, `MagicError`, `KeyboardInterrupt`,
+    `InternalError`) and `error_value` (the one-line message).
+    """
+
+    outputs: list[Output] = field(default_factory=list)
+    result: Optional[dict] = None
+    error: Optional[str] = None
+    error_name: str = ""
+    error_value: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """True when the cell raised no error."""
+        return self.error is None
+
+    def stream_text(self, name: str = "stdout") -> str:
+        """All text written to one stream, joined."""
+        return "".join(o.text for o in self.outputs if o.kind == "stream" and o.name == name)
+
+    @property
+    def displays(self) -> list[dict]:
+        """The display bundles, in order."""
+        return [o.bundle for o in self.outputs if o.kind == "display"]
+
+
+@dataclass
+class Definition:
+    """A top-level item the session holds: where it came from and its text."""
+
+    key: tuple[str, str]
+    item: ast.Node
+    text: str
+    origin: str
+    source: str
+    cell_key: str
+
+
+class _StreamTee:
+    """A text stream that records what is written as Outputs and passes it on."""
+
+    def __init__(self, name: str, outputs: list[Output], target):
+        self.name = name
+        self.outputs = outputs
+        self.target = target
+
+    def write(self, text: str) -> int:
+        """Record `text` (merging with the previous chunk of the same stream) and forward it."""
+        if text:
+            last = self.outputs[-1] if self.outputs else None
+            if last is not None and last.kind == "stream" and last.name == self.name:
+                last.text += text
+            else:
+                self.outputs.append(Output("stream", self.name, text))
+            self.target.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        """Flush the stream written through."""
+        self.target.flush()
+
+    def __getattr__(self, name):
+        return getattr(self.target, name)
+
+
+class CellRun:
+    """One execution in progress: its code, origin label and collected outputs.
+
+    Magics receive it to write text (`out`), show bundles (`show`) and read
+    their cell's source.
+    """
+
+    def __init__(self, code: str, origin: str, cell_key: str, display: Optional[Callable[[dict], None]]):
+        self.code = code
+        self.origin = origin
+        self.cell_key = cell_key
+        self.result = ExecutionResult()
+        self.defined: set[tuple[str, str]] = set()
+        self._display = display
+
+    @contextlib.contextmanager
+    def capturing(self):
+        """Record stdout/stderr written during the block (and still let it through)."""
+        outputs = self.result.outputs
+        with contextlib.redirect_stdout(_StreamTee("stdout", outputs, sys.stdout)), \
+                contextlib.redirect_stderr(_StreamTee("stderr", outputs, sys.stderr)):
+            yield
+
+    def out(self, text: str, stream: str = "stdout") -> None:
+        """Write a line (a newline is added when missing) to stdout or stderr."""
+        target = sys.stdout if stream == "stdout" else sys.stderr
+        target.write(text if text.endswith("\n") else text + "\n")
+
+    def show(self, bundle: dict) -> None:
+        """Display a mime bundle now (after what was printed so far)."""
+        self.result.outputs.append(Output("display", bundle=bundle))
+        if self._display is not None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            self._display(bundle)
+
+    def fail(self, name: str, value: str, text: str) -> None:
+        """Record the cell's error."""
+        self.result.error_name, self.result.error_value, self.result.error = name, value, text
+
+
+class Session:
+    """A live Soma session: definitions by notebook cell, a runtime, a project.
+
+    `project` is the soma.toml of `directory` (default: the working folder)
+    until `%%toml` replaces it.
+    """
+
+    def __init__(self, directory: Optional[str] = None):
+        self.directory = os.path.abspath(directory or os.getcwd())
+        self.definitions: dict[tuple[str, str], Definition] = {}
+        self.cell_labels: dict[str, str] = {}
+        self.variables: dict[str, object] = {}
+        self.history: list[tuple[int, str]] = []
+        self.execution_count = 0
+        self._project_loaded = False
+        self._project = None
+        self._runtime = None
+
+    # ------------------------------------------------------------ state
+
+    @property
+    def project(self):
+        """The session's soma.toml (a ProjectConfig) or None."""
+        if not self._project_loaded:
+            from .project import load_project
+
+            self._project = load_project(self.directory)
+            self._project_loaded = True
+        return self._project
+
+    def set_project(self, project) -> None:
+        """Replace the session's soma.toml (what `%%toml` does)."""
+        self._project, self._project_loaded = project, True
+        if self._runtime is not None:
+            self._runtime.agent.mock_mode = self._agent_mock()
+
+    @property
+    def runtime(self):
+        """The interpreter holding every definition, slot and machine instance."""
+        if self._runtime is None:
+            from .runtime.interpreter import Runtime
+
+            self._runtime = Runtime(agent_mock=self._agent_mock(), under_test=False, note=self._note,
+                                    project_dir=self.directory)
+        return self._runtime
+
+    def _agent_mock(self) -> Optional[str]:
+        """`[agent] mock` of the soma.toml, if any."""
+        project = self.project
+        return project.agent.get("mock") if project is not None else None
+
+    @staticmethod
+    def _note(text: str) -> None:
+        """A runtime note (auto-mock, unused mock…): one line on stderr."""
+        sys.stderr.write(text if text.endswith("\n") else text + "\n")
+
+    def names_defined_by(self, cell_key: str) -> list[str]:
+        """Names of the definitions a notebook cell currently owns."""
+        return [d.key[1] for d in self.definitions.values() if d.cell_key == cell_key]
+
+    # ------------------------------------------------------------ execute
+
+    def execute(self, code: str, cell_key: Optional[str] = None, count: Optional[int] = None,
+                display: Optional[Callable[[dict], None]] = None, store_history: bool = True) -> ExecutionResult:
+        """Run one notebook cell: magics, definitions, then statements in order.
+
+        `count` is the execution counter shown as `cell[N]` (default: the
+        session's own counter); `display` is called with each display bundle
+        as soon as it is produced (the kernel sends it at once).
+        """
+        if count is None:
+            self.execution_count += 1
+            count = self.execution_count
+        else:
+            self.execution_count = max(self.execution_count, count)
+        origin = f"cell[{count}]"
+        cell_key = cell_key or origin
+        if store_history:
+            self.history.append((count, code))
+        run = CellRun(code, origin, cell_key, display)
+        with run.capturing():
+            self._guarded(run, lambda: self._run_cell(run))
+        return run.result
+
+    def _guarded(self, run: CellRun, action: Callable[[], None]) -> None:
+        """Run `action`, turning every failure into the cell's error."""
+        try:
+            action()
+        except CellError as err:
+            run.fail(err.name, err.value, err.text)
+        except SomaSyntaxError as err:
+            run.fail("SyntaxError", err.diagnostic.message, err.diagnostic.render())
+        except SomaError as err:
+            run.fail("SomaError", err.text, f"error: {err.text}")
+        except (UserError, MagicError) as err:
+            run.fail(type(err).__name__, str(err).splitlines()[0] if str(err) else "", str(err))
+        except KeyboardInterrupt:
+            text = "KeyboardInterrupt: interrupted — the interrupted statement was rolled back, the session is intact"
+            run.fail("KeyboardInterrupt", "interrupted", text)
+        except Exception as err:  # a bug in soma-kernel: report it, keep the session
+            run.fail("InternalError", f"{type(err).__name__}: {err}", _folded_traceback(err))
+
+    def _run_cell(self, run: CellRun) -> None:
+        """Magic lines first, then the Soma code that follows them."""
+        from .kernel.magics import run_magic_lines, split_magics
+
+        magic_lines, cell_magic, soma_code = split_magics(run.code)
+        if cell_magic is not None or magic_lines:
+            run_magic_lines(self, run, magic_lines, cell_magic)
+        if soma_code.strip():
+            self.run_soma(run, soma_code, run.origin)
+
+    def run_soma(self, run: CellRun, code: str, origin: str) -> None:
+        """Parse `code`, apply its definitions, then run its statements."""
+        from .syntax.parser import parse_fragment
+
+        try:
+            nodes = parse_fragment(code, origin)
+        except SomaSyntaxError as err:
+            raise CellError("SyntaxError", err.diagnostic.message, err.diagnostic.render(code)) from None
+        definitions = [n for n in nodes if isinstance(n, DEFINITION_TYPES)]
+        for use in (n for n in nodes if isinstance(n, ast.Use)):
+            run.out(f"note: `use {use.path}` is ignored in a notebook; run `%load FILE.cell` instead", "stderr")
+        self._define(run, definitions, code, origin)
+        runnable = [n for n in nodes if not isinstance(n, DEFINITION_TYPES + (ast.Use,))]
+        for index, node in enumerate(runnable):
+            value = self._run_statement(run, node, code, origin)
+            if index == len(runnable) - 1 and isinstance(node, ast.ExprStmt) and value is not None:
+                from .kernel.display import value_bundle
+
+                run.result.result = value_bundle(value)
+
+    # ------------------------------------------------------------ definitions
+
+    def _define(self, run: CellRun, items: list, code: str, origin: str) -> None:
+        """Replace what this notebook cell defined by `items` (may be empty)."""
+        new_keys = [definition_key(item) for item in items]
+        previous = [k for k, d in self.definitions.items() if d.cell_key == run.cell_key and k not in run.defined]
+        if not new_keys and not previous:
+            return
+        taken_over = [(k, self.definitions[k].cell_key) for k in new_keys
+                      if k in self.definitions and self.definitions[k].cell_key != run.cell_key]
+        dropped = [k for k in previous if k not in new_keys]
+        self._check_new_definitions(items, code, origin, run.cell_key)
+        runtime = self.runtime
+        if dropped:
+            gone = [name for kind, name in dropped if not self._name_still_defined(name, dropped)]
+            if gone:
+                runtime.undefine(gone)
+            for key in dropped:
+                del self.definitions[key]
+        for key, owner in taken_over:
+            label = self.cell_labels.get(owner, owner)
+            run.out(f"warning: {key[0]} `{key[1]}` was defined by {label}; this cell's definition replaces it",
+                    "stderr")
+        for message in runtime.define(items) if items else []:
+            run.out(message, "stderr")
+        for key, item in zip(new_keys, items):
+            text = code[item.span.start:item.span.end]
+            self.definitions[key] = Definition(key, item, text, origin, code, run.cell_key)
+        run.defined.update(new_keys)
+        self.cell_labels[run.cell_key] = run.origin
+
+    def _name_still_defined(self, name: str, dropped: list) -> bool:
+        """True when another kind of definition keeps `name` alive (a skeleton and its flesh)."""
+        return any(k[1] == name and k not in dropped for k in self.definitions)
+
+    def _check_new_definitions(self, items: list, code: str, origin: str, cell_key: str) -> None:
+        """Run `soma check` on the session with these items; refuse them on errors inside them."""
+        if not items:
+            return
+        from .analysis.check import check_program
+
+        keys = {definition_key(item) for item in items}
+        others = [d for d in self.definitions.values() if d.cell_key != cell_key and d.key not in keys]
+        pending = others + [Definition(definition_key(i), i, code[i.span.start:i.span.end], origin, code, cell_key)
+                            for i in items]
+        program, source_map = self._program_of(pending)
+        report = check_program(program, self.project)
+        own = [e for e in report.errors if source_map.owner(e.span) in keys]
+        if own:
+            rendered = "\n".join(source_map.render(e) for e in own)
+            raise CellError("CheckError", own[0].message, rendered)
+
+    # ------------------------------------------------------------ program view
+
+    def program(self) -> tuple[ast.Program, "SourceMap"]:
+        """The session's definitions as one parsed program, and where each part came from."""
+        return self._program_of(list(self.definitions.values()))
+
+    def program_text(self) -> str:
+        """The definitions as one `.cell` text (what `%save` writes)."""
+        return combined_text(list(self.definitions.values()))[0]
+
+    def _program_of(self, definitions: list[Definition]) -> tuple[ast.Program, "SourceMap"]:
+        """Parse the combined text of `definitions` (so every span is in one text)."""
+        from .syntax.parser import parse
+
+        text, starts = combined_text(definitions)
+        return parse(text, origin=SESSION_ORIGIN), SourceMap(text, definitions, starts)
+
+    # ------------------------------------------------------------ statements
+
+    def _run_statement(self, run: CellRun, node, code: str, origin: str):
+        """Run one top-level statement or rule atomically; returns an ExprStmt's value."""
+        if isinstance(node, ast.RuleAssert):
+            return self._run_assert(run, node, origin)
+        if isinstance(node, ast.RuleAssertFails):
+            return self._run_assert_fails(run, node, origin)
+        try:
+            return self.runtime.execute(node, self.variables)
+        except SomaError as err:
+            raise CellError("SomaError", err.text, self._render_runtime_error(err, node.span, code, origin)) from None
+
+    def _run_assert(self, run: CellRun, node: ast.RuleAssert, origin: str) -> None:
+        """`assert E`: ✓ or ✗ with the line, as `soma test` prints them."""
+        try:
+            value = self.runtime.execute(ast.ExprStmt(node.expr, span=node.expr.span), self.variables)
+        except SomaError as err:
+            run.out(f"  ✗ {origin}:{node.span.line}  assert {node.source} — ERROR: {err.text}")
+            return None
+        if value is True:
+            run.out(f"  ✓ assert {node.source}")
+        elif value is False:
+            run.out(f"  ✗ {origin}:{node.span.line}  assert {node.source} — FAILED")
+        else:
+            from .runtime.values import display
+
+            run.out(f"  ✗ {origin}:{node.span.line}  assert {node.source} — ERROR: "
+                    f"assert needs a Bool, got {display(value)}")
+        return None
+
+    def _run_assert_fails(self, run: CellRun, node: ast.RuleAssertFails, origin: str) -> None:
+        """`assert_fails E [matching "t"]`: ✓ when E raises (the matching text in kind or message)."""
+        matching = f' matching "{node.matching}"' if node.matching is not None else ""
+        head = f"assert_fails {node.source}{matching}"
+        try:
+            value = self.runtime.execute(ast.ExprStmt(node.expr, span=node.expr.span), self.variables)
+        except SomaError as err:
+            if node.matching is None or node.matching in err.kind or node.matching in err.text:
+                run.out(f"  ✓ {head} — raised {err.text}")
+            else:
+                run.out(f"  ✗ {origin}:{node.span.line}  {head} — FAILED: it raised something else: {err.text}")
+            return None
+        from .runtime.values import display
+
+        run.out(f"  ✗ {origin}:{node.span.line}  {head} — FAILED: expected a runtime error, "
+                f"but it succeeded with {display(value)}")
+        return None
+
+    # ------------------------------------------------------------ errors
+
+    def _render_runtime_error(self, err: SomaError, statement: Span, code: str, origin: str) -> str:
+        """`error: cell[N]:line:col: text`, the line, a caret, where it was raised, a hint."""
+        inside = _inside(err.span, statement)
+        span = err.span if inside else statement
+        hint = RUNTIME_HINTS.get(err.kind, DEFAULT_RUNTIME_HINT)
+        lines = [Diagnostic("error", err.text, span, origin, err.kind).render(code)]
+        if not inside:
+            lines.extend(self._raised_in(err.span))
+        lines.append(f"  hint: {hint}")
+        return "\n".join(lines)
+
+    def _raised_in(self, span: Span) -> list[str]:
+        """Where in the definitions an error was raised, when exactly one of them contains its span."""
+        if span.line <= 0:
+            return []
+        holders = [d for d in self.definitions.values()
+                   if d.item.span.start <= span.start and span.end <= d.item.span.end
+                   and d.source[span.start:span.end].strip()]
+        if len(holders) != 1:
+            return []
+        holder = holders[0]
+        return [f"  raised in {holder.key[0]} {holder.key[1]} at {holder.origin}:{span.line}:{span.col}"] + \
+            ["  " + line for line in caret_lines(holder.source, span)]
+
+    # ------------------------------------------------------------ history
+
+    def history_tail(self, n: int) -> list[tuple[int, str]]:
+        """The last `n` entries of the input history."""
+        return self.history[-n:] if n else []
+
+    def history_search(self, pattern: str = "*", n: Optional[int] = None, unique: bool = False) -> list[tuple[int, str]]:
+        """Entries matching a glob `pattern` (oldest first), at most the last `n`."""
+        found = [(count, code) for count, code in self.history if fnmatch.fnmatchcase(code, pattern)]
+        if unique:
+            seen: set[str] = set()
+            kept = []
+            for count, code in reversed(found):
+                if code not in seen:
+                    seen.add(code)
+                    kept.append((count, code))
+            found = list(reversed(kept))
+        return found[-n:] if n else found
+
+    def history_range(self, start: int = 0, stop: Optional[int] = None) -> list[tuple[int, str]]:
+        """Entries whose counter is in [start, stop)."""
+        return [(c, code) for c, code in self.history if c >= start and (stop is None or c < stop)]
+
+
+class SourceMap:
+    """Maps positions in the combined session text back to the cell each part came from."""
+
+    def __init__(self, text: str, definitions: list[Definition], starts: list[int]):
+        self.text = text
+        self.definitions = definitions
+        self.starts = starts
+
+    def _part(self, span: Span) -> Optional[int]:
+        """Index of the definition whose text holds `span`."""
+        for index in range(len(self.starts) - 1, -1, -1):
+            if self.starts[index] <= span.start:
+                return index
+        return None
+
+    def owner(self, span: Span) -> Optional[tuple[str, str]]:
+        """The key of the definition holding `span`."""
+        index = self._part(span)
+        return None if index is None else self.definitions[index].key
+
+    def to_cell(self, span: Span) -> tuple[Definition, Span]:
+        """The definition holding `span` and the span in its own cell's text."""
+        index = self._part(span) or 0
+        part = self.definitions[index]
+        base = part.item.span
+        first_line = self.text.count("\n", 0, self.starts[index]) + 1
+        shift = base.start - self.starts[index]
+
+        def line_col(line: int, col: int) -> tuple[int, int]:
+            return line - first_line + base.line, (col + base.col - 1) if line == first_line else col
+
+        line, col = line_col(span.line, span.col)
+        end_line, end_col = line_col(span.end_line, span.end_col)
+        return part, Span(line, col, end_line, end_col, span.start + shift, span.end + shift)
+
+    def render(self, diagnostic: Diagnostic) -> str:
+        """A diagnostic of the combined program, rendered at its place in its notebook cell."""
+        if diagnostic.span.line <= 0 or not self.definitions:
+            return diagnostic.render()
+        part, span = self.to_cell(diagnostic.span)
+        moved = Diagnostic(diagnostic.severity, diagnostic.message, span, part.origin, diagnostic.kind, diagnostic.hint)
+        return moved.render(part.source)
+
+
+def definition_key(item) -> tuple[str, str]:
+    """(kind, name) of a top-level definition: `cell`, `type`, `test` or `flesh`."""
+    kind = {ast.CellDecl: "cell", ast.TypeDecl: "type", ast.TestCell: "test", ast.Flesh: "flesh"}[type(item)]
+    return kind, item.name
+
+
+def combined_text(definitions: list[Definition]) -> tuple[str, list[int]]:
+    """The definitions' texts joined by blank lines, types first; and where each starts.
+
+    `definitions` is reordered in place to the order of the text.
+    """
+    order = {"type": 0, "cell": 1, "flesh": 2, "test": 3}
+    definitions.sort(key=lambda d: order[d.key[0]])
+    parts, starts, offset = [], [], 0
+    for definition in definitions:
+        starts.append(offset)
+        parts.append(definition.text)
+        offset += len(definition.text) + 2
+    return "\n\n".join(parts) + ("\n" if parts else ""), starts
+
+
+def _inside(span: Span, outer: Span) -> bool:
+    """True when `span` is a real position within `outer`."""
+    return span.line > 0 and outer.start <= span.start and span.end <= outer.end
+
+
+def _folded_traceback(err: BaseException) -> str:
+    """An internal error's text: one line to read, then the Python traceback for the bug report."""
+    frames = traceback.format_exception(type(err), err, err.__traceback__)
+    return "\n".join([
+        f"InternalError: {type(err).__name__}: {err}",
+        "  this is a bug in soma-kernel, not in your program; the session is still usable",
+        "  ┄┄ Python traceback (for the bug report) ┄┄",
+        "".join(frames).rstrip(),
+    ])
