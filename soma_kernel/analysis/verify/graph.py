@@ -18,7 +18,17 @@ from typing import Iterable, Optional
 from ..model import MachineModel
 
 
-class Graph:
+class Adjacency:
+    """Nodes 0..n-1 with forward adjacency lists (what SCC and cycle search need)."""
+
+    def __init__(self, succ: list[list[int]]):
+        self.succ = succ
+
+    def __len__(self) -> int:
+        return len(self.succ)
+
+
+class Graph(Adjacency):
     """Integer view of a MachineModel: state i is `states[i]`."""
 
     def __init__(self, model: MachineModel):
@@ -35,9 +45,6 @@ class Graph:
                 self.succ[i].append(j)
                 self.pred[j].append(i)
         self.initial: int = self.index.get(model.initial, 0)
-
-    def __len__(self) -> int:
-        return len(self.states)
 
     def is_terminal(self, i: int) -> bool:
         """No outgoing edge to another state (a self-loop does not count)."""
@@ -114,7 +121,7 @@ def _unwind(parent: dict[int, int], last: int) -> list[int]:
     return path
 
 
-def strongly_connected(graph: Graph, allowed: Optional[list[bool]] = None) -> list[int]:
+def strongly_connected(graph: Adjacency, allowed: Optional[list[bool]] = None) -> list[int]:
     """Component id of every state (iterative Tarjan); -1 for states not allowed."""
     count = len(graph)
     comp = [-1] * count
@@ -164,7 +171,7 @@ def strongly_connected(graph: Graph, allowed: Optional[list[bool]] = None) -> li
     return comp
 
 
-def cyclic_states(graph: Graph, allowed: Optional[list[bool]] = None) -> list[bool]:
+def cyclic_states(graph: Adjacency, allowed: Optional[list[bool]] = None) -> list[bool]:
     """States lying on a cycle made only of allowed states (self-loops count)."""
     comp = strongly_connected(graph, allowed)
     sizes: dict[int, int] = {}

@@ -1,0 +1,130 @@
+"""Structural termination of handlers (spec §12.2 item 9).
+
+Rules:
+- `for` loops terminate: they run over a finite value (a range, a list, a
+  map, a string) computed before the loop starts;
+- a `while` loop terminates only with a `[loop_bound(N)]` annotation (on the
+  loop or on the handler);
+- calls between handlers form a graph (by-name calls to a handler of the same
+  cell, or to the only cell defining that name, and `Cell.h` calls); a
+  handler on a cycle of that graph may not terminate, unless the cycle is a
+  direct self-call passing `p - k` (k a positive Int literal) for an Int
+  parameter `p` that the body compares with a literal (its base case).
+
+`termination_lines` gives the cell's lines: `✓ termination: all N handlers
+structurally terminate` (N counts every handler, private ones included) or
+one ⚠ per reason.
+"""
+
+from __future__ import annotations
+
+from ...syntax import ast
+from ..walk import iter_tree
+from .graph import Adjacency, cyclic_states
+from .report import PASS, WARN, CheckLine
+
+
+class CallGraph:
+    """Handler-to-handler calls of the whole program, with cycle membership."""
+
+    def __init__(self, cells: dict[str, list[ast.Handler]]):
+        self.nodes: list[tuple[str, ast.Handler]] = []
+        owners: dict[str, list[int]] = {}
+        index: dict[tuple[str, str], int] = {}
+        for cell, handlers in cells.items():
+            for handler in handlers:
+                if (cell, handler.name) in index:
+                    continue
+                index[(cell, handler.name)] = len(self.nodes)
+                owners.setdefault(handler.name, []).append(len(self.nodes))
+                self.nodes.append((cell, handler))
+        self.succ: list[list[int]] = [[] for _ in self.nodes]
+        for i, (cell, handler) in enumerate(self.nodes):
+            for call in (n for n in iter_tree(handler.body) if isinstance(n, ast.Call)):
+                target = _resolve(call, cell, index, owners)
+                if target is not None and target not in self.succ[i]:
+                    self.succ[i].append(target)
+        self.on_cycle = _cycle_members(self.succ)
+        self.index = index
+
+
+def _resolve(call: ast.Call, cell: str, index: dict, owners: dict):
+    """The handler a call reaches: own cell first, then the only owner of the name."""
+    if call.cell is not None:
+        return index.get((call.cell, call.func))
+    if (cell, call.func) in index:
+        return index[(cell, call.func)]
+    candidates = owners.get(call.func, [])
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def _cycle_members(succ: list[list[int]]) -> list[bool]:
+    """Nodes on a cycle of the call graph (self-calls count), via the shared SCC code."""
+    return cyclic_states(Adjacency(succ))
+
+
+def termination_lines(cell: str, handlers: list[ast.Handler], scheduled: list[ast.Scheduled],
+                      calls: CallGraph) -> list[CheckLine]:
+    """The termination line(s) of one cell."""
+    reasons: list[str] = []
+    for handler in handlers:
+        reasons.extend(_handler_reasons(cell, handler, calls))
+    for block in scheduled:
+        reasons.extend(_loop_reasons(f"{block.kind}@{block.interval_ms}ms", block.body, False))
+    if not reasons:
+        return [CheckLine(PASS, f"termination: all {len(handlers)} handlers structurally terminate",
+                          kind="termination")]
+    return [CheckLine(WARN, reason, kind="termination") for reason in reasons]
+
+
+def _handler_reasons(cell: str, handler: ast.Handler, calls: CallGraph) -> list[str]:
+    bounded = any(name == "loop_bound" for name, _ in handler.annotations)
+    reasons = _loop_reasons(handler.name, handler.body, bounded)
+    node = calls.index.get((cell, handler.name))
+    if node is not None and calls.on_cycle[node] and not _decreasing_self_call(handler, calls, node):
+        reasons.append(f"handler `{handler.name}`: recursive call without provable decreasing argument — "
+                       "recursion must pass an Int parameter minus a positive literal and test it against a "
+                       "literal base case")
+    return reasons
+
+
+def _loop_reasons(name: str, body: ast.Block, bounded: bool) -> list[str]:
+    reasons = []
+    for node in iter_tree(body):
+        if isinstance(node, ast.While) and node.bound is None and not bounded:
+            reasons.append(f"handler `{name}`: while-loop without provable termination bound — add "
+                           "[loop_bound(N)] or iterate with `for` over a finite collection")
+    return reasons
+
+
+def _decreasing_self_call(handler: ast.Handler, calls: CallGraph, node: int) -> bool:
+    """True for direct recursion only, on an Int parameter decreasing toward a literal base case."""
+    others = [t for t in calls.succ[node] if t != node and calls.on_cycle[t]]
+    if others or node not in calls.succ[node]:
+        return False
+    params = [p.name for p in handler.params]
+    self_calls = [n for n in iter_tree(handler.body) if isinstance(n, ast.Call) and n.func == handler.name]
+    for position, param in enumerate(params):
+        if all(_decrements(call, position, param) for call in self_calls) and _has_base_case(handler.body, param):
+            return True
+    return False
+
+
+def _decrements(call: ast.Call, position: int, param: str) -> bool:
+    if position >= len(call.args):
+        return False
+    arg = call.args[position]
+    return (isinstance(arg, ast.Binary) and arg.op == "-" and isinstance(arg.left, ast.Name)
+            and arg.left.id == param and isinstance(arg.right, ast.Literal)
+            and isinstance(arg.right.value, int) and not isinstance(arg.right.value, bool) and arg.right.value > 0)
+
+
+def _has_base_case(body: ast.Block, param: str) -> bool:
+    """The body compares `param` with an Int literal somewhere (`n <= 0`, `n == 1`…)."""
+    for node in iter_tree(body):
+        if isinstance(node, ast.Binary) and node.op in ("<", "<=", "==", ">", ">="):
+            sides = (node.left, node.right)
+            if any(isinstance(s, ast.Name) and s.id == param for s in sides) and \
+                    any(isinstance(s, ast.Literal) and isinstance(s.value, int) for s in sides):
+                return True
+    return False
