@@ -964,17 +964,22 @@ def get_index(value, index, node):
 
 
 def set_in(container, keys: list, new, op, node):
-    """A copy of `container` with the value at path `keys` replaced (or combined by op)."""
+    """`container` with the value at path `keys` replaced (or combined by op).
+
+    Maps and lists are updated in place: locals own their values (slot reads
+    and lambda captures are copies), so no one else can see the change.
+    Variants are immutable and rebuilt.
+    """
     key = keys[0]
     if isinstance(container, dict):
-        result = dict(container)
+        result = container
         current = container.get(key)
     elif isinstance(container, list):
         if type(key) is not int:
             raise_at(node, "type", f"a list index must be an Int, got {type_of(key)}")
         if not -len(container) <= key < len(container):
             raise_at(node, "index", f"index {key} out of range for length {len(container)}")
-        result = list(container)
+        result = container
         current = container[key]
     elif isinstance(container, Variant) and container.fields is not None:
         fields = dict(container.fields)

@@ -276,6 +276,7 @@ class Runtime:
         checks = [value_checker(p.type, self, param=f"{decl.name}({p.name})") if p.type else None for p in params]
         body = Compiler(self, state).block(decl.body, scope)
         implicit = bool(decl.body.stmts) and isinstance(decl.body.stmts[-1], ast.ExprStmt)
+        size = scope.size
         runtime, mock_name = self, f"{state.name}.{decl.name}"
         nparams = len(params)
 
@@ -284,7 +285,7 @@ class Runtime:
                 mocked = runtime.mocked_handler(mock_name, decl.name)
                 if mocked is not None:
                     return mocked()
-            frame = [None] * scope.size
+            frame = [None] * size
             if len(args) < nparams:
                 args = list(args) + [{}]
             for index, check, value in zip(indices, checks, args):
@@ -347,8 +348,8 @@ class Runtime:
         return self.undefined_function(name, nargs, node)
 
     def bound_handler(self, state: CellState, decl: ast.Handler):
-        """A handler of `state`, compiled lazily on first call."""
-        return lambda values: self.handler_function(state, decl)(values)
+        """A handler of `state`, compiled on first resolution."""
+        return self.handler_function(state, decl)
 
     def qualified_target(self, node: ast.Call, nargs: int):
         """`Cell.handler(args)`."""
