@@ -192,7 +192,7 @@ class CostAnalysis:
             return head
         if count is None:
             kind = "for loop (unbounded iterator)" if isinstance(node, ast.For) else "while loop"
-            return head.plus(Cost(0, [f"{handler.name}::{kind}"]))
+            return head.plus(Cost(0, body.unbounded + [f"{handler.name}::{kind}"]))
         return head.plus(body.times(count))
 
 

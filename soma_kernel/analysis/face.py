@@ -59,7 +59,7 @@ def _check_literal_returns(report: Reporter, handler: ast.Handler, member: ast.N
             found = _literal_type(node.value)
             if found is not None and not _fits(found, declared):
                 report.error(node, f"face contract: signal '{member.name}' returns {member.returns.render()} "
-                             f"but handler '{handler.name}' returns a {found}", "return_type",
+                             f"but handler '{handler.name}' returns {_with_article(found)}", "return_type",
                              f"return a {declared}, or change the signal to `-> {found}`")
 
 
@@ -80,3 +80,10 @@ def _fits(found: str, declared: str) -> bool:
         return True
     accepted = ACCEPTS.get(declared)
     return accepted is not None and found in accepted
+
+
+def _with_article(type_name: str) -> str:
+    """`an Int`, `a String`, `()` for Unit."""
+    if type_name == "Unit":
+        return "()"
+    return f"{'an' if type_name[0] in 'AEIOU' else 'a'} {type_name}"

@@ -24,7 +24,10 @@ def check(index: ProgramIndex, report: Reporter, project: object) -> None:
 
 
 def known_global(index: ProgramIndex, info: CellInfo, name: str) -> bool:
-    """True when a non-local name means something in `info`'s handlers."""
+    """True when a non-local name means something in `info`'s handlers
+    (another cell's slot does not, even when a builtin shares its name)."""
+    if name not in info.slots and _foreign_slot_owner(index, info, name) is not None:
+        return False
     return (name in info.slots or name in index.variants or name in index.handler_owners
             or index.is_builtin(name))
 

@@ -1,0 +1,372 @@
+"""Each check of `soma check`, on small programs written for it: the message
+and its file:line:col."""
+
+import pytest
+
+from soma_kernel.analysis.check import check_program
+from soma_kernel.syntax.parser import parse
+
+
+def check(source: str):
+    """Check a program given as text (origin `case.cell`)."""
+    return check_program(parse(source, "case.cell"))
+
+
+def located(report, severity: str = "error") -> list[tuple[str, str]]:
+    """(file:line:col, message) of every diagnostic of one severity."""
+    items = {"error": report.errors, "warning": report.warnings, "note": report.notes}[severity]
+    return [(d.location(), d.message) for d in items]
+
+
+def only_error(source: str) -> tuple[str, str]:
+    """The single error a program has."""
+    errors = located(check(source))
+    assert len(errors) == 1, errors
+    return errors[0]
+
+
+# ---------------------------------------------------------------- structure
+
+def test_empty_file_is_an_error():
+    report = check("// nothing here\n")
+    assert [d.message for d in report.errors] == ["empty file: no cell is declared"]
+
+
+def test_duplicate_cell_names_the_first_line():
+    assert only_error("cell A {\n    on f() { return 1 }\n}\ncell A {\n    on g() { return 2 }\n}\n") == (
+        "case.cell:4:1", "duplicate cell 'A' (first declared at line 1)")
+
+
+def test_duplicate_slot_signal_and_handler():
+    errors = located(check(
+        "cell A {\n"
+        "    face {\n        signal f() -> Int\n        signal f() -> Int\n    }\n"
+        "    memory {\n        m: Map<String, Int>\n        m: Map<String, Int>\n    }\n"
+        "    on f() { return 1 }\n"
+        "    on f() { return 2 }\n"
+        "}\n"))
+    assert ("case.cell:4:9", "duplicate signal in cell 'A' 'f' (first declared at line 3)") in errors
+    assert ("case.cell:8:9", "duplicate memory slot in cell 'A' 'm' (first declared at line 7)") in errors
+    assert ("case.cell:11:5", "duplicate handler in cell 'A' 'f' (first declared at line 10)") in errors
+
+
+def test_second_machine_in_a_cell():
+    message = only_error("cell A {\n    state s {\n        initial: a\n        a -> b\n    }\n"
+                         "    state t {\n        initial: x\n        x -> y\n    }\n}\n")
+    assert message[0] == "case.cell:6:5"
+    assert "declares a second state machine 't'" in message[1]
+
+
+def test_scalar_slot_type():
+    assert only_error("cell A {\n    memory {\n        n: Int\n    }\n}\n") == (
+        "case.cell:3:9", "memory slot 'n' in cell 'A' has type Int: a slot must be a Map or a List")
+
+
+def test_slot_property_contradiction():
+    location, message = only_error("cell A {\n    memory {\n        m: Map<String, Int> [persistent, ephemeral]\n"
+                                   "    }\n}\n")
+    assert location == "case.cell:3:9"
+    assert message == "memory slot 'm': properties persistent and ephemeral contradict each other"
+
+
+# ---------------------------------------------------------------- face
+
+FACE = """cell A {
+    face {
+        signal f(n: Int) -> String
+        signal g(n: Int) -> Int
+        signal h(a: Int, b: Int) -> Int
+        tool t(x: String) -> Int "a tool"
+    }
+    on f(n: String) { return "x" }
+    on g(n: Int) { return "text" }
+    on h(a: Int) { return a }
+}
+"""
+
+
+def test_face_contracts():
+    errors = located(check(FACE))
+    assert ("case.cell:6:9", "face contract: tool 't' declared in cell 'A' has no handler") in errors
+    assert ("case.cell:8:10", "face contract: parameter 'n' of signal 'f' is Int in the face but String in "
+            "the handler") in errors
+    assert ("case.cell:9:20", "face contract: signal 'g' returns Int but handler 'g' returns a String") in errors
+    assert ("case.cell:10:5", "face contract: signal 'h' takes 2 parameter(s) but its handler takes 1") in errors
+    assert len(errors) == 4
+
+
+def test_signal_without_handler():
+    assert only_error("cell A {\n    face {\n        signal go() -> Int\n    }\n}\n") == (
+        "case.cell:3:9", "face contract: signal 'go' declared in cell 'A' has no handler")
+
+
+# ---------------------------------------------------------------- names
+
+def test_undefined_variable_with_did_you_mean():
+    assert only_error("cell A {\n    on f(total: Int) {\n        return totl + 1\n    }\n}\n") == (
+        "case.cell:3:16", "undefined variable 'totl' (did you mean 'total'?)")
+
+
+def test_let_in_a_branch_is_not_visible_after_it():
+    assert only_error("cell A {\n    on f(n: Int) {\n        if n > 1 { let big = true }\n"
+                      "        return big\n    }\n}\n") == ("case.cell:4:16", "undefined variable 'big'")
+
+
+def test_let_is_not_visible_before_it():
+    location, message = only_error("cell A {\n    on f() {\n        let a = b\n        let b = 1\n"
+                                   "        return a\n    }\n}\n")
+    assert (location, message.split(" (")[0]) == ("case.cell:3:17", "undefined variable 'b'")
+
+
+def test_undefined_name_inside_interpolation_and_require_detail():
+    errors = located(check('cell A {\n    on f(n: Int) {\n        require n > 0 else Bad "n is {m}"\n'
+                           '        return "value {nn}"\n    }\n}\n'))
+    assert [e[0] for e in errors] == ["case.cell:3:39", "case.cell:4:24"]
+    assert errors[0][1].startswith("undefined variable 'm'")
+    assert errors[1][1] == "undefined variable 'nn' (did you mean 'n'?)"
+
+
+def test_scoped_names_that_are_fine():
+    report = check("cell A {\n    on f(xs: List) {\n        let total = 0\n"
+                   "        for x in xs { total = total + x }\n"
+                   "        let ys = xs |> map(v => v * 2)\n"
+                   "        let r = match total { 0 -> 1\n            n if n > 3 -> n\n            _ -> 2 }\n"
+                   "        return r + len(ys)\n    }\n}\n")
+    assert report.errors == [] and report.warnings == []
+
+
+def test_break_and_continue_outside_loops():
+    errors = located(check("cell A {\n    on f() {\n        break\n        for x in [1] { continue }\n"
+                           "        continue\n    }\n}\n"))
+    assert errors == [("case.cell:3:9", "`break` outside a loop"), ("case.cell:5:9", "`continue` outside a loop")]
+
+
+def test_set_on_a_local_and_whole_slot_assignment():
+    errors = located(check("cell A {\n    memory {\n        log: List<String>\n    }\n"
+                           "    on f() {\n        let m = map()\n        m.set(\"k\", 1)\n        log = []\n"
+                           "        return m\n    }\n}\n"))
+    assert errors[0] == ("case.cell:7:9", "`.set()` on the local 'm': slot methods write memory slots, "
+                         "not local values")
+    assert errors[1] == ("case.cell:8:9", "whole-slot assignment to memory slot 'log' is not allowed")
+
+
+def test_foreign_slot_access():
+    assert only_error("cell A {\n    memory {\n        log: List<String>\n    }\n    on a() { return 1 }\n}\n"
+                      "cell B {\n    on peek() { return log }\n}\n") == (
+        "case.cell:8:24", "cell 'B' reads memory slot 'log' of cell 'A': another cell's slot is private")
+
+
+def test_let_hiding_a_slot_is_a_warning():
+    report = check("cell A {\n    memory {\n        seen: Map<String, Int>\n    }\n"
+                   "    on f() {\n        let seen = 1\n        return seen\n    }\n}\n")
+    assert report.errors == []
+    assert located(report, "warning") == [("case.cell:6:9", "`let seen` hides the memory slot 'seen' of cell 'A'")]
+    assert report.summary() == "✓ 1 warning(s), no errors."
+
+
+# ---------------------------------------------------------------- calls
+
+def test_undefined_function_with_did_you_mean():
+    assert only_error("cell A {\n    on f(s: String) {\n        return lowercas(s)\n    }\n}\n") == (
+        "case.cell:3:16", "undefined function lowercas() (did you mean 'lowercase()'?)")
+
+
+def test_handler_and_builtin_arity():
+    errors = located(check("cell A {\n    on add(a: Int, b: Int) { return a + b }\n"
+                           "    on f() {\n        let x = add(1)\n        return contains(\"a\")\n    }\n}\n"))
+    assert errors[0] == ("case.cell:4:17", "handler 'add' takes 2 argument(s), but the call passes 1")
+    assert errors[1][0] == "case.cell:5:16"
+    assert errors[1][1].startswith("builtin contains() takes 2")
+
+
+def test_trailing_map_parameter_is_optional():
+    report = check("cell A {\n    on add(a: Int, opts: Map) { return a }\n    on f() { return add(1) }\n}\n")
+    assert report.errors == []
+
+
+def test_qualified_call_to_a_missing_handler():
+    assert only_error("cell A {\n    on go() { return B.pign() }\n}\ncell B {\n    on ping() { return 1 }\n}\n") == (
+        "case.cell:2:22", "cell 'B' has no handler 'pign' (did you mean 'ping'?)")
+
+
+def test_ambiguous_bare_call_across_cells():
+    location, message = only_error("cell A {\n    on go() { return ping() }\n}\ncell B {\n    on ping() { return 1 }\n"
+                                   "}\ncell C {\n    on ping() { return 2 }\n}\n")
+    assert location == "case.cell:2:22"
+    assert message == "ambiguous call ping(): cells 'B', 'C' all define a handler 'ping'"
+
+
+def test_reserved_handler_name():
+    location, message = only_error("cell A {\n    on approve(x: String) { return true }\n}\n")
+    assert location == "case.cell:2:5"
+    assert message.startswith("'approve' is a reserved name")
+
+
+def test_unknown_ufcs_method():
+    location, message = only_error("cell A {\n    on f(s: String) { return s.uppercas() }\n}\n")
+    assert location == "case.cell:2:30"
+    assert message == "unknown method .uppercas() (did you mean 'uppercase()'?)"
+
+
+def test_calling_a_local_lambda_is_fine():
+    report = check("cell A {\n    on f() {\n        let twice = x => x * 2\n        return twice(3)\n    }\n}\n")
+    assert report.errors == []
+
+
+# ---------------------------------------------------------------- machines
+
+MACHINE = """cell Shop {
+    face {
+        signal pay(id: String, amount: Int) -> Int
+    }
+    state order {
+        initial: open
+        open -> funded { guard { amount > 0 && limit >= amount } }
+        funded -> released
+        open -> cancelled
+        * -> failed except [released, nope]
+    }
+    on pay(id: String, amount: Int) {
+        if amount > 5 { let limit = 10 }
+        transition(id, "funded")
+        transition(id, "open", "released")
+        transition(id, "nope", "released")
+        transition(id, "opened")
+        transition(id)
+        return 1
+    }
+}
+"""
+
+
+def test_machine_checks():
+    errors = located(check(MACHINE))
+    assert errors == [
+        ("case.cell:10:9", "`except [nope]` in machine 'order' names no declared state (did you mean 'open'?)"),
+        ("case.cell:14:9", "the guard on open -> funded reads 'limit', but handler 'pay' does not bind 'limit' "
+                           "before this transition()"),
+        ("case.cell:15:9", "cell 'Shop' declares no edge open -> released; edges leaving 'open': "
+                           "[funded, cancelled, failed]"),
+        ("case.cell:16:24", "transition() from \"nope\" (did you mean \"open\"?): \"nope\" is not a state of "
+                            "machine 'order'"),
+        ("case.cell:17:24", "transition(_, \"opened\"): \"opened\" is not a state of machine 'order' "
+                            "(did you mean 'open'?)"),
+        ("case.cell:18:9", "transition() takes 2 arguments (instance id, target state) or 3 (instance id, from "
+                           "state, target state), not 1"),
+    ]
+
+
+def test_guard_reads_a_local_bound_before_the_transition():
+    report = check("cell A {\n    state s {\n        initial: a\n        a -> b { guard { limit > 1 } }\n    }\n"
+                   "    on go(id: String) {\n        let limit = 5\n        transition(id, \"b\")\n    }\n}\n")
+    assert report.errors == []
+
+
+def test_guard_variable_bound_after_the_transition_is_an_error():
+    location, message = only_error(
+        "cell A {\n    state s {\n        initial: a\n        a -> b { guard { limit > 1 } }\n    }\n"
+        "    on go(id: String) {\n        transition(id, \"b\")\n        let limit = 5\n    }\n}\n")
+    assert location == "case.cell:7:9"
+    assert "does not bind 'limit'" in message
+
+
+def test_target_no_edge_enters():
+    assert only_error("cell A {\n    state s {\n        initial: a\n        a -> b\n    }\n"
+                      "    on go(id: String) { transition(id, \"a\") }\n}\n") == (
+        "case.cell:6:40", "transition(_, \"a\"): no edge of machine 's' enters \"a\"")
+
+
+# ---------------------------------------------------------------- invariants, match
+
+def test_invariant_unknown_name_and_handler_call():
+    errors = located(check("cell A {\n    memory {\n        total: Map<String, Int>\n"
+                           "        invariant totl >= 0\n        invariant helper(total)\n    }\n"
+                           "    on helper(x: Int) { return true }\n}\n"))
+    assert errors[0] == ("case.cell:4:19", "invariant reads unknown name 'totl' (did you mean 'total'?)")
+    assert errors[1][0] == "case.cell:5:19"
+    assert errors[1][1].startswith("invariant calls helper(): an invariant may call pure builtins only")
+
+
+def test_invariant_status_needs_a_machine():
+    location, message = only_error("cell A {\n    memory {\n        m: Map<String, String>\n"
+                                   "        invariant status != \"x\"\n    }\n}\n")
+    assert location == "case.cell:4:19"
+    assert "declares no `state { }` machine" in message
+
+
+SHAPES = """cell type Shape {
+    variants {
+        Circle { r: Float }
+        Square(Float)
+        Dot
+    }
+}
+cell A {
+    on area(s: Shape) {
+        return match s {
+            Circle { r } -> r * r
+            Square(w) if w > 0 -> w * w
+            Dot -> 0
+        }
+    }
+    on ok(s: Shape) {
+        return match s {
+            Circle { r } -> r
+            _ -> 0
+        }
+    }
+}
+"""
+
+
+def test_match_on_a_sum_type_must_be_exhaustive():
+    assert only_error(SHAPES) == ("case.cell:10:16", "match on Shape is not exhaustive: missing Square")
+
+
+# ---------------------------------------------------------------- test rules, think options
+
+def test_mock_naming_no_handler_and_undefined_rule_name():
+    errors = located(check("cell A {\n    on helper() { return 1 }\n}\ncell test T {\n    rules {\n"
+                           "        mock helpr 1\n        let x = helper()\n        assert x == y\n    }\n}\n"))
+    assert errors == [("case.cell:6:9", "mock helpr names no handler (did you mean 'helper'?)"),
+                      ("case.cell:8:21", "undefined variable 'y' in a test rule")]
+
+
+def test_unknown_literal_think_option():
+    location, message = only_error("cell agent A {\n    on ask(q: String) {\n"
+                                   "        return think(q, map(\"max_token\", 10))\n    }\n}\n")
+    assert location == "case.cell:3:16"
+    assert message == "think(): unknown option 'max_token' (did you mean 'max_tokens'?)"
+
+
+# ---------------------------------------------------------------- report rendering
+
+def test_text_report_lists_warnings_then_errors_then_the_summary():
+    report = check("cell A {\n    memory {\n        seen: Map<String, Int>\n    }\n"
+                   "    on f() {\n        let seen = 1\n        return sen\n    }\n}\n")
+    lines = report.render_text().splitlines()
+    assert lines[0] == "warning: case.cell:6:9: `let seen` hides the memory slot 'seen' of cell 'A'"
+    error_line = next(i for i, line in enumerate(lines) if line.startswith("error:"))
+    assert lines[error_line] == "error: case.cell:7:16: undefined variable 'sen' (did you mean 'seen'?)"
+    assert lines[-1] == "✗ 1 error(s), 1 warning(s)."
+    assert not report.passed
+
+
+def test_json_report_shape():
+    import json
+
+    data = json.loads(check("cell A {\n    on f() { return nope }\n}\n").render_json())
+    assert set(data) == {"passed", "errors", "warnings", "notes", "error_count", "warning_count"}
+    assert data["error_count"] == 1
+    error = data["errors"][0]
+    assert error["kind"] == "undefined_name" and error["line"] == 2 and error["fix"]
+
+
+@pytest.mark.parametrize("notes, summary", [(0, "✓ All checks passed."), (1, "✓ All checks passed (1 note above)."),
+                                            (2, "✓ All checks passed (2 notes above).")])
+def test_summary_counts_notes(notes, summary):
+    cells = "".join(
+        f"cell agent A{i} {{\n    cost {{\n        tokens: 50\n    }}\n"
+        f"    on ask(q: String) {{ return think(q, map(\"max_tokens\", 50)) }}\n}}\n" for i in range(notes))
+    report = check(cells or "cell A {\n    on f() { return 1 }\n}\n")
+    assert report.summary() == summary
