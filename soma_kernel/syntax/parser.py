@@ -77,6 +77,7 @@ class _Scan:
     """What the pre-lexing pass found (see `_scan`)."""
 
     clean: str
+    code: str = ""
     open_brackets: list[tuple[str, int]] = field(default_factory=list)
     unclosed: Optional[tuple[str, int]] = None
     max_depth: int = 0
@@ -91,6 +92,7 @@ def _scan(text: str) -> _Scan:
     """Blank comments (keeping offsets and newlines), track brackets and
     whether the text ends inside a string or block comment."""
     chars = list(text)
+    code = list(text)
     result = _Scan(clean="")
     stack: list[tuple[str, int]] = []
     i, n = 0, len(text)
@@ -102,6 +104,7 @@ def _scan(text: str) -> _Scan:
                 kind = "triple-quoted string" if text.startswith('"""', i) else "string"
                 result.unclosed = (kind, i)
                 break
+            _blank(code, i, end)
             i = end
         elif text.startswith("//", i):
             end = text.find("\n", i)
@@ -119,6 +122,7 @@ def _scan(text: str) -> _Scan:
             _track_bracket(c, i, stack, result)
             i += 1
     result.clean = "".join(chars)
+    result.code = "".join(c if code[k] != " " else " " for k, c in enumerate(chars))
     result.open_brackets = stack
     return result
 
@@ -275,6 +279,17 @@ _WORD_HINTS = {
 # Words that are never valid names in expressions (`new` only before a type name).
 _FORBIDDEN_NAMES = {w for w in _WORD_HINTS if w not in ("fn", "function", "nil", "new")}
 
+_FOREIGN_WORD = re.compile(r"(?<![.\w])(" + "|".join(sorted(_WORD_HINTS)) + r")(?!\w)")
+
+# Keywords that may not be bound as names (they still read as fields: `x.match`).
+_RESERVED_BINDINGS = {
+    "let", "if", "else", "return", "for", "in", "while", "match", "try", "emit", "require",
+    "ensure", "break", "continue", "on", "given", "cell", "use", "true", "false",
+}
+
+# Never a name, not even in an expression or a field (`.on`).
+_HARD_RESERVED = {"on", "given"}
+
 _TERMINAL_WORDS = {
     "NAME": "a name", "TYPE_NAME": "a type name", "STRING": "a string",
     "TRIPLE_STRING": "a string", "INT": "a number", "FLOAT": "a number",
@@ -322,10 +337,22 @@ class _Errors:
             self.unclosed_text()
         if isinstance(exc, UnexpectedCharacters):
             self._unexpected_character(position)
+        self._foreign_word_before(position)
         token = exc.token if isinstance(exc, UnexpectedToken) else None
         if token is None or token.type == "$END":
             self._unexpected_end(exc)
         self._unexpected_token(token, exc)
+
+    def _foreign_word_before(self, position: int):
+        """Blame a word from another language (`elif`, `def`, `and`…) that
+        precedes the error on its line: it is the real mistake."""
+        line_start = self.scanned.code.rfind("\n", 0, position) + 1
+        found = None
+        for match in _FOREIGN_WORD.finditer(self.scanned.code, line_start, position + 1):
+            found = match
+        if found is not None:
+            word = found.group(1)
+            self.raise_at(found.start(1), found.end(1), f"unexpected '{word}'", hint=_WORD_HINTS[word])
 
     def _unexpected_character(self, position: int):
         """A character no token starts with."""
@@ -364,7 +391,7 @@ class _Errors:
     def _unexpected_token(self, token: Token, exc):
         """A token the grammar does not allow here, with a hint when we know the mistake."""
         start, end = token.start_pos, token.end_pos
-        value = str(token)
+        value = "=>" if self.scanned.clean.startswith("=>", start) else str(token)
         hint = self._hint(token, exc)
         message = f"unexpected {_show(value)}"
         if hint is None:
@@ -388,7 +415,8 @@ class _Errors:
             return "compare with `==` (there is no `===`)"
         if value == "*" and before.endswith("*"):
             return "there is no `**` operator: use pow(2, 3)"
-        if value == "=>" and any(_terminal_text(name) == "->" for name in expected):
+        if self.scanned.clean.startswith("=>", start) and any(
+                _terminal_text(name) == "->" for name in expected):
             return "match arms use `->`; `=>` is only for lambdas (`x => x + 1`)"
         if value == "{" and re.match(r"\s*(\"[^\"]*\"|[A-Za-z_]\w*)\s*:", after):
             return "there is no `{k: v}` map literal — use map(\"k\", v)"
@@ -527,8 +555,18 @@ class _Builder:
     def check_name(self, tok: Token) -> str:
         """A name token as a str, refused when it is a word from another language."""
         value = str(tok)
+        if value in _HARD_RESERVED:
+            self.error(_token_span(tok), f"'{value}' is a reserved word — rename it")
         if value in _FORBIDDEN_NAMES or (value == "new" and re.match(r"\s*[A-Z]", self.clean[tok.end_pos:])):
             self.error(_token_span(tok), f"unexpected '{value}'", hint=_WORD_HINTS[value])
+        return value
+
+    def check_binding(self, tok: Token) -> str:
+        """A name being bound (let, parameter, loop variable, lambda): keywords are refused."""
+        value = self.check_name(tok)
+        if value in _RESERVED_BINDINGS:
+            self.error(_token_span(tok), f"'{value}' is a reserved word — rename it",
+                       hint=f"pick another name, e.g. `{value}_`")
         return value
 
     # ------------------------------------------------ top level
@@ -537,6 +575,7 @@ class _Builder:
         return list(items)
 
     def b_fragment(self, items, span):
+        self._refuse_call_on_call(items)
         return list(items)
 
     def b_expr_only(self, children, span):
@@ -795,7 +834,7 @@ class _Builder:
 
     def b_param(self, children, span):
         type_ref = children[1] if len(children) > 1 else None
-        return ast.Param(name=self.check_name(children[0]), type=type_ref)
+        return ast.Param(name=self.check_binding(children[0]), type=type_ref)
 
     def b_type(self, children, span):
         return ast.TypeRef(name=str(children[0]), args=list(children[1:]))
@@ -806,7 +845,7 @@ class _Builder:
         return _RulesSection(rules)
 
     def b_rule_let(self, children, span):
-        return ast.RuleLet(name=self.check_name(children[0]), value=children[1])
+        return ast.RuleLet(name=self.check_binding(children[0]), value=children[1])
 
     def b_rule_assert(self, children, span):
         return ast.RuleAssert(expr=children[0], source=self.source_of(children[0]))
@@ -833,10 +872,20 @@ class _Builder:
     # ------------------------------------------------ statements
 
     def b_block(self, stmts, span):
+        self._refuse_call_on_call(stmts)
         return ast.Block(stmts=list(stmts))
 
+    def _refuse_call_on_call(self, items: list) -> None:
+        """`f(a)(b)` reads as two statements; the reference refuses it, so do we."""
+        for first, second in zip(items, items[1:]):
+            if (isinstance(second, ast.ExprStmt) and isinstance(first, ast.Node)
+                    and self.clean[second.span.start] == "(" and self.clean[first.span.end - 1] == ")"
+                    and "\n" not in self.clean[first.span.end:second.span.start]):
+                self.error(second.span, "a call's result cannot be called directly",
+                           hint="bind it first: `let g = f(a)` then `g(b)`")
+
     def b_let(self, children, span):
-        return ast.Let(name=self.check_name(children[0]), value=children[1])
+        return ast.Let(name=self.check_binding(children[0]), value=children[1])
 
     def b_assign_op(self, tokens, span):
         return str(tokens[0])
@@ -857,7 +906,7 @@ class _Builder:
 
     def b_for(self, children, span):
         bound = children[0] if len(children) == 4 else None
-        return ast.For(var=self.check_name(children[-3]), iterable=children[-2], body=children[-1],
+        return ast.For(var=self.check_binding(children[-3]), iterable=children[-2], body=children[-1],
                        bound=bound)
 
     def b_break(self, children, span):
@@ -901,7 +950,8 @@ class _Builder:
     def b_unary(self, children, span):
         op, operand = str(children[0]), children[1]
         if (op == "-" and isinstance(operand, ast.Literal) and isinstance(operand.value, (int, float))
-                and not isinstance(operand.value, bool) and self.clean[operand.span.start].isdigit()):
+                and not isinstance(operand.value, bool)
+                and self.clean[children[0].end_pos:operand.span.start].strip() == ""):
             return ast.Literal(value=-operand.value)
         return ast.Unary(op=op, operand=operand)
 
@@ -953,7 +1003,7 @@ class _Builder:
         return (str(children[0]), children[1])
 
     def b_lambda(self, children, span):
-        return ast.Lambda(param=self.check_name(children[0]), body=children[1])
+        return ast.Lambda(param=self.check_binding(children[0]), body=children[1])
 
     def b_if_expr(self, children, span):
         orelse = children[2] if len(children) > 2 else None
@@ -1135,6 +1185,9 @@ def _split_interpolation(body: str, body_start: int, triple: bool, tok: Token, o
             i += 2
             chunk = i
             continue
+        if body[i] == "\\" and not triple:
+            i = _escape_end(body, i)
+            continue
         if body[i] != "{":
             i += 1
             continue
@@ -1147,15 +1200,23 @@ def _split_interpolation(body: str, body_start: int, triple: bool, tok: Token, o
         if expr is None:
             text.append("{" + decode(segment) + "}")
         else:
-            if text:
+            if "".join(text):
                 parts.append("".join(text))
-                text = []
+            text = []
             parts.append(expr)
         i = chunk = close + 1
     text.append(decode(body[chunk:]))
     if "".join(text):
         parts.append("".join(text))
     return parts
+
+
+def _escape_end(body: str, start: int) -> int:
+    """Index just past the escape sequence starting at body[start] (a backslash)."""
+    if body.startswith("\\u{", start):
+        close = body.find("}", start)
+        return start + 2 if close < 0 else close + 1
+    return start + 2
 
 
 def _segment_end(body: str, start: int) -> int:
