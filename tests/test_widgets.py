@@ -2,10 +2,8 @@
 
 ipywidgets without a kernel talks to `comm`'s DummyComm, so widgets are
 built here exactly as in the kernel. Verify reports are real VerifyReport
-objects; the test report is a small stand-in of the runner's shape.
+objects; test reports are the runner's own TestReport objects.
 """
-
-from dataclasses import dataclass
 
 import ipywidgets
 
@@ -15,27 +13,22 @@ from soma_kernel.analysis.verify.report import (CheckGroup, CheckLine, MachineRe
 from soma_kernel.analysis.verify.temporal import TemporalResult
 from soma_kernel.kernel.widgets import WIDGET_MIME, test_widget, verify_widget
 from soma_kernel.syntax import ast
+from soma_kernel.testing.runner import RuleOutcome
+from soma_kernel.testing.runner import TestCellResult as CellResult
+from soma_kernel.testing.runner import TestReport as RunReport
 
 
-@dataclass
-class Rule:
-    passed: bool
-    line: str
+def make_report(cells, text):
+    """A runner report with the given cells whose printed text is `text`."""
+    return RunReport(cells=cells, lines=text.rstrip("\n").split("\n"))
 
 
-@dataclass
-class Cell:
-    name: str
-    results: list
+def passed(line):
+    return RuleOutcome([line], passed=True, counted=True)
 
 
-@dataclass
-class FakeTestReport:
-    cells: list
-    text: str
-
-    def render_text(self):
-        return self.text
+def failed(*lines):
+    return RuleOutcome(list(lines), passed=False, counted=True)
 
 
 def ticket_model():
@@ -129,8 +122,9 @@ CLI_TEST = "test T ...\n  ✓ assert f() == 1\n  ✗ assert g() == 2\n\n2 tests:
 
 
 def test_test_widget_bundle_and_sections():
-    report = FakeTestReport([Cell("T", [Rule(True, "✓ assert f() == 1"), Rule(False, "assert g() == 2")]),
-                             Cell("U", [Rule(True, "assert h()")])], CLI_TEST)
+    report = make_report([CellResult("T", [passed("  ✓ assert f() == 1"),
+                                               failed("  ✗ t.cell:3  assert g() == 2 — FAILED", "         left:  1")]),
+                          CellResult("U", [passed("  ✓ assert h()"), RuleOutcome([])])], CLI_TEST)
     widget, bundle = test_widget(report)
     assert set(bundle) == {WIDGET_MIME, "text/plain", "text/html"}
     assert bundle["text/plain"] == CLI_TEST
@@ -140,12 +134,13 @@ def test_test_widget_bundle_and_sections():
     assert accordion.selected_index == 0
     html = bundle["text/html"]
     assert '<details open><summary>test T  ✓ 1  ⚠ 0  ✗ 1</summary>\n<pre>✓ assert f() == 1\n' in html
-    assert '<span style="color:#d62728">✗ assert g() == 2</span>' in html
+    assert '<span style="color:#d62728">✗ t.cell:3  assert g() == 2 — FAILED</span>' in html
+    assert "left:  1" in html
     assert "<details><summary>test U  ✓ 1  ⚠ 0  ✗ 0</summary>" in html
 
 
 def test_test_widget_escapes_rule_text():
-    report = FakeTestReport([Cell("T", [Rule(True, 'assert f("<b>") == 1')])], "x\n")
+    report = make_report([CellResult("T", [passed('  ✓ assert f("<b>") == 1')])], "x\n")
     _, bundle = test_widget(report)
     assert "f(&quot;&lt;b&gt;&quot;)" in bundle["text/html"]
     assert "<b>\"" not in bundle["text/html"]

@@ -13,9 +13,8 @@ of `<details>` sections for nbconvert and GitHub, where widgets don't run.
 
 Reports are read through one adapter per kind: `_verify_sections` reads a
 VerifyReport (analysis.verify.report: machines with their model, check lines
-and temporal results, then the check groups); `_test_sections` reads a test
-report by attribute name (`cells`, each with `name` and `results` of
-`passed`/`line`).
+and temporal results, then the check groups); `_test_sections` reads a
+testing.runner.TestReport (`cells`, each with `name` and `outcomes`).
 """
 
 from __future__ import annotations
@@ -113,22 +112,21 @@ def _temporal_line(result: Any) -> ReportLine:
 
 
 def _test_sections(report: Any) -> list[ReportSection]:
-    """Read a TestReport into sections, one per test cell."""
+    """Read a testing.runner.TestReport into sections, one per test cell."""
     sections = []
-    for cell in _get(report, "cells", "sections", default=[]) or []:
-        name = str(_get(cell, "name", default=""))
-        lines = [_test_line(result) for result in _get(cell, "results", "rules", default=[]) or []]
-        sections.append(ReportSection(f"test {name}", lines))
+    for cell in report.cells:
+        lines = [_test_line(outcome) for outcome in cell.outcomes if outcome.counted]
+        sections.append(ReportSection(f"test {cell.name}", lines))
     return sections
 
 
-def _test_line(result: Any) -> ReportLine:
-    """One rule result; a leading ✓/✗ already in its text is not repeated."""
-    mark = "✓" if _get(result, "passed", default=False) else "✗"
-    text = str(_get(result, "line", "text", default=""))
-    if text[:2] in ("✓ ", "✗ "):
-        text = text[2:]
-    return ReportLine(mark, text)
+def _test_line(outcome: Any) -> ReportLine:
+    """One counted rule: its first report line without the mark, the rest as details."""
+    mark = "✓" if outcome.passed else "✗"
+    first, *rest = [line.strip() for line in outcome.lines] or [""]
+    if first[:2] in ("✓ ", "✗ "):
+        first = first[2:]
+    return ReportLine(mark, first, rest)
 
 
 def _verdict(report: Any, sections: list[ReportSection]) -> str:
