@@ -1,0 +1,105 @@
+"""`soma describe`: the card paragraphs on both seeds (exact), JSON, --faces."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from soma_kernel.analysis.describe import describe_card, describe_cell, describe_json, english_list
+from soma_kernel.syntax.parser import parse
+
+SEEDS = Path(__file__).parent / "seeds"
+
+
+def seed_program(seed: str):
+    """Parse a seed program."""
+    path = SEEDS / seed / f"{seed}.cell"
+    return parse(path.read_text(encoding="utf-8"), f"{seed}.cell")
+
+
+def run_describe(seed: str, *args: str) -> subprocess.CompletedProcess:
+    """Run the CLI from the seed's folder."""
+    return subprocess.run([sys.executable, "-m", "soma_kernel", "describe", f"{seed}.cell", *args],
+                          cwd=SEEDS / seed, capture_output=True, text=True, encoding="utf-8")
+
+
+@pytest.mark.parametrize("seed", ["refund_agent", "triage_agent"])
+def test_card_paragraphs_match_the_reference(seed):
+    expected = (SEEDS / seed / "expected" / "describe.txt").read_text(encoding="utf-8")
+    assert describe_card(seed_program(seed)) == expected
+
+
+@pytest.mark.parametrize("seed, header", [
+    ("refund_agent", "refund_agent.cell: 161 lines, cells Decision, RefundAgent, RefundTests"),
+    ("triage_agent", "triage_agent.cell: 97 lines, cells Triage, TriageTests"),
+])
+def test_cli_prints_a_header_then_the_paragraphs(seed, header):
+    result = run_describe(seed)
+    expected = (SEEDS / seed / "expected" / "describe.txt").read_text(encoding="utf-8")
+    assert result.returncode == 0
+    assert result.stdout == f"{header}\n\n{expected}"
+
+
+def test_describe_cell_gives_one_paragraph_and_refuses_unknown_cells():
+    program = seed_program("triage_agent")
+    assert describe_cell(program, "Triage").startswith("The cell Triage declares 5 signals in its face")
+    with pytest.raises(LookupError, match="did you mean 'Triage'"):
+        describe_cell(program, "Triag")
+
+
+def test_json_lists_handlers_machines_and_flesh_parameter_types():
+    data = describe_json(seed_program("triage_agent"), "triage_agent.cell")
+    cell = data["cells"][0]
+    assert cell["name"] == "Triage" and cell["kind"] == "agent"
+    assert cell["handlers"][1] == {"name": "label", "params": [{"name": "id", "type": "String"},
+                                                                {"name": "text", "type": "String"}],
+                                   "is_public": True, "line": 52}
+    machine = cell["state_machines"][0]
+    assert machine["states"] == ["done", "inbox", "routine", "urgent"]
+    assert machine["transitions"][0] == {"from": "inbox", "to": "urgent", "has_guard": False}
+    assert cell["face"]["signals"][0]["frame"]["calls"] == ["think", "set_budget"]
+
+
+def test_json_cli_and_wildcard_except_kept():
+    result = run_describe("refund_agent", "--json")
+    data = json.loads(result.stdout)
+    wildcard = data["cells"][0]["state_machines"][0]["transitions"][-1]
+    assert wildcard == {"from": "*", "to": "failed", "has_guard": False, "except": ["paid", "denied", "escalated"]}
+    assert data["cells"][0]["face"]["tools"][0]["description"] == "Order amount and days since delivery"
+
+
+def test_faces_lists_contracts_only():
+    result = run_describe("refund_agent", "--faces")
+    lines = result.stdout.splitlines()
+    assert lines[0] == "# refund_agent.cell — contracts only (no handler bodies)"
+    assert "type Decision = Approve | Deny | Escalate" in lines
+    assert "  tool lookup_order(order_id: String) -> Map — Order amount and days since delivery" in lines
+    assert "  invariant paid_by_day >= 0 && paid_by_day <= 100000" in lines
+    assert not any("on decide" in line for line in lines)
+
+
+def test_card_wording_for_singular_and_missing_parts():
+    program = parse("cell Counter {\n    face {\n        signal bump() -> Int\n    }\n"
+                    "    memory {\n        n: Map<String, Int>\n    }\n"
+                    "    state s {\n        initial: a\n        a -> b\n    }\n"
+                    "    on bump() { return 1 }\n}\n"
+                    "cell test T {\n    rules {\n        assert bump() == 1\n    }\n}\n", "c.cell")
+    assert describe_card(program) == (
+        "The cell Counter declares 1 signal in its face: bump() -> Int; keeps 1 memory slot: "
+        "n (Map<String, Int>). Its state machine s starts in a and allows 1 transition: a -> b. "
+        "b is terminal. Handlers: bump (line 12).\n\n"
+        "The file also holds 1 test cell (T) with 1 assertion, run by soma test.\n")
+
+
+def test_english_list():
+    assert [english_list([]), english_list(["a"]), english_list(["a", "b"]), english_list(["a", "b", "c"])] == [
+        "", "a", "a and b", "a, b and c"]
+
+
+def test_missing_file_exits_1_without_traceback():
+    result = subprocess.run([sys.executable, "-m", "soma_kernel", "describe", "nope.cell"],
+                            capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stderr.strip() == "error: nope.cell: no such file"
