@@ -92,17 +92,11 @@ def memory_magic(session, run, args: str, body) -> None:
 
 
 def mocks_magic(session, run, args: str, body) -> None:
-    """%mocks: the replies queued for think() and approve(), next first."""
-    from ...runtime.values import display
-
+    """%mocks: the scripted answers not consumed yet (think, approve, handlers), next first."""
     if args.strip():
         raise MagicError("usage: %mocks (it takes no arguments)")
-    mocks = session.runtime.mocks
-    lines = []
-    for name, queue in (("think", mocks.think), ("approve", mocks.approve)):
-        items = [display(reply) for reply in queue]
-        lines.append(f"{name}: " + (" | ".join(items) if items else "(empty)"))
-    run.out("\n".join(lines))
+    pending = session.runtime.mocks.pending()
+    run.out("\n".join(pending) if pending else "no mocks queued")
 
 
 def diagram_magic(session, run, args: str, body) -> None:
@@ -133,7 +127,7 @@ MAGICS = (
     Magic("state", "%state Cell [instance-id]", "machine instances and their states (or one instance's history)",
           state_magic),
     Magic("memory", "%memory Cell", "a cell's memory slots and their values", memory_magic),
-    Magic("mocks", "%mocks", "the replies queued for think() and approve()", mocks_magic),
+    Magic("mocks", "%mocks", "the scripted answers not consumed yet (think, approve, handlers)", mocks_magic),
     Magic("diagram", "%diagram Cell [machine] [instance-id]",
           "draw a state machine with live instance counts (and one instance's path)", diagram_magic),
 )

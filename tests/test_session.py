@@ -1,0 +1,176 @@
+"""The live session in-process (no ZeroMQ): definitions by notebook cell,
+statements, mocks, asserts, and errors with carets at cell[N]:line:col."""
+
+from __future__ import annotations
+
+import pytest
+
+from soma_kernel.session import Session
+
+COUNTER = """cell Counter {
+    face {
+        signal bump(n: Int) -> Int
+    }
+    memory {
+        count: Map<String, Int>
+        invariant count >= 0
+    }
+    state door {
+        initial: closed
+        closed -> open
+        open -> closed
+    }
+    on bump(n: Int) {
+        count.set("n", (count.get("n") ?? 0) + n)
+        return count.get("n") ?? 0
+    }
+    on open_door(id: String) {
+        transition(id, "open")
+        return get_status(id)
+    }
+}"""
+
+GREETER = """cell Greeter {
+    face {
+        signal greet(name: String) -> String
+    }
+    on greet(name: String) {
+        return "hello {name}"
+    }
+}"""
+
+
+@pytest.fixture
+def session(tmp_path):
+    """A fresh session whose folder is a temporary directory (no soma.toml)."""
+    return Session(directory=str(tmp_path))
+
+
+def value(result):
+    """The text/plain of a cell's result."""
+    assert result.ok, result.error
+    return result.result["text/plain"]
+
+
+def test_definitions_persist_and_last_expression_is_the_result(session):
+    assert session.execute(COUNTER, "a").ok
+    assert value(session.execute("bump(2)\nbump(3)", "b")) == "5"
+    assert value(session.execute("Counter.bump(1)", "c")) == "6"
+
+
+def test_statement_without_value_shows_nothing(session):
+    result = session.execute("let x = 3", "a")
+    assert result.ok and result.result is None
+    assert value(session.execute("x * 2", "b")) == "6"
+
+
+def test_rerunning_a_cell_replaces_and_drops_its_definitions(session):
+    session.execute(COUNTER + "\n" + GREETER, "a")
+    assert set(session.names_defined_by("a")) == {"Counter", "Greeter"}
+    result = session.execute(GREETER, "a")
+    assert result.ok
+    assert session.names_defined_by("a") == ["Greeter"]
+    failed = session.execute("bump(1)", "b")
+    assert failed.error_name == "SomaError" and "bump" in failed.error
+
+
+def test_redefinition_keeps_fitting_slots_and_says_what_it_reset(session):
+    session.execute(COUNTER, "a")
+    session.execute("bump(4)", "b")
+    same = session.execute(COUNTER, "a")
+    assert same.stream_text("stderr") == ""
+    assert value(session.execute("bump(0)", "c")) == "4"
+    changed = session.execute(COUNTER.replace("Map<String, Int>", "Map<String, Float>"), "a")
+    assert changed.stream_text("stderr") == "Counter: reset slot(s) count (declaration changed)\n"
+
+
+def test_defining_a_name_from_another_cell_warns_and_takes_it_over(session):
+    first = session.execute(GREETER, "first", count=1)
+    assert first.ok
+    second = session.execute(GREETER.replace("hello", "hi"), "second", count=2)
+    assert second.stream_text("stderr") == (
+        "warning: cell `Greeter` was defined by cell[1]; this cell's definition replaces it\n")
+    assert session.names_defined_by("first") == []
+    assert value(session.execute('greet("ann")', "third")) == "hi ann"
+
+
+def test_runtime_error_is_rendered_at_the_untrimmed_position(session):
+    session.execute(COUNTER, "a", count=1)
+    result = session.execute("\n\n    bump(-9)", "b", count=7)
+    assert result.error_name == "SomaError"
+    lines = result.error.split("\n")
+    assert lines[0].startswith("error: cell[7]:3:5: invariant:")
+    assert lines[1] == "3 |     bump(-9)"
+    assert lines[2] == "  |     ^^^^^^^^"
+    assert "raised in cell Counter at cell[1]:7:9" in result.error
+    assert lines[-1].startswith("  hint:")
+
+
+def test_failed_statement_is_rolled_back_and_later_statements_do_not_run(session):
+    session.execute(COUNTER, "a")
+    session.execute("bump(5)", "b")
+    result = session.execute('bump(-50)\nprint("not reached")', "c")
+    assert not result.ok and "not reached" not in result.stream_text()
+    assert value(session.execute("bump(0)", "d")) == "5"
+
+
+def test_syntax_error_has_caret_and_changes_nothing(session):
+    session.execute(GREETER, "a")
+    result = session.execute("\ncell Broken {\n  on f( {", "a", count=3)
+    assert result.error_name == "SyntaxError"
+    assert result.error.startswith("error: cell[3]:")
+    assert "^" in result.error
+    assert session.names_defined_by("a") == ["Greeter"]
+
+
+def test_check_errors_refuse_the_definition_at_its_place(session):
+    bad = "cell Bad {\n    on go() {\n        return missing_thing\n    }\n}"
+    result = session.execute(bad, "a", count=4)
+    assert result.error_name == "CheckError"
+    assert result.error.startswith("error: cell[4]:3:16:")
+    assert "missing_thing" in result.error
+    assert session.definitions == {}
+
+
+def test_mock_lines_feed_think(session):
+    result = session.execute('mock think "scripted reply"\nthink("anything")', "a")
+    assert value(result) == "scripted reply"
+
+
+def test_asserts_print_check_marks_like_the_test_runner(session):
+    session.execute(COUNTER, "a")
+    result = session.execute('assert bump(1) == 1\nassert bump(0) == 7\nassert_fails bump(-5) matching "invariant"',
+                             "b", count=9)
+    assert result.ok
+    assert result.stream_text() == (
+        "  ✓ assert bump(1) == 1\n"
+        "  ✗ cell[9]:2  assert bump(0) == 7 — FAILED\n"
+        "  ✓ assert_fails bump(-5) matching \"invariant\" — raised "
+        "invariant: count[\"n\"] = -4 violates invariant count >= 0\n")
+
+
+def test_print_output_is_recorded_in_order(session):
+    result = session.execute('print("one")\nprint("two")\n3', "a")
+    assert result.stream_text() == "one\ntwo\n"
+    assert value(result) == "3"
+
+
+def test_internal_errors_are_folded_and_the_session_survives(session, monkeypatch):
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(session, "run_soma", broken)
+    result = session.execute("1", "a")
+    assert result.error_name == "InternalError"
+    assert result.error.startswith("InternalError: ZeroDivisionError: boom")
+    assert "Traceback" in result.error
+    monkeypatch.undo()
+    assert value(session.execute("1 + 1", "b")) == "2"
+
+
+def test_history_tail_search_and_range(session):
+    for code in ("1 + 1", "let a = 2", "a + 40"):
+        session.execute(code)
+    assert session.history_tail(2) == [(2, "let a = 2"), (3, "a + 40")]
+    assert session.history_search("*+*") == [(1, "1 + 1"), (3, "a + 40")]
+    assert session.history_range(2, 3) == [(2, "let a = 2")]

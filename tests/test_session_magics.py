@@ -1,0 +1,125 @@
+"""Magics of the live session, in-process."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from soma_kernel.kernel.complete import complete
+from soma_kernel.kernel.inspect import inspect
+from soma_kernel.kernel.magics import split_magics
+from soma_kernel.session import Session
+
+from test_session import COUNTER, GREETER
+
+SEEDS = os.path.join(os.path.dirname(__file__), "seeds")
+
+
+@pytest.fixture
+def session(tmp_path):
+    """A session with the Counter cell defined, in a temporary folder."""
+    fresh = Session(directory=str(tmp_path))
+    assert fresh.execute(COUNTER, "counter").ok
+    return fresh
+
+
+def test_split_magics_blanks_magic_lines_to_keep_line_numbers():
+    magics, cell_magic, code = split_magics("%check\n?bump\nlet x = 1")
+    assert magics == [("check", ""), ("?", "bump")]
+    assert cell_magic is None
+    assert code == "\n\nlet x = 1"
+    _, cell_magic, code = split_magics("\n%%toml\n[agent]\nmock = \"echo\"")
+    assert cell_magic == ("toml", "", "[agent]\nmock = \"echo\"") and code == ""
+
+
+def test_check_reports_on_the_session(session):
+    result = session.execute("%check")
+    assert result.ok and result.stream_text() == "✓ All checks passed.\n"
+
+
+def test_unknown_magic_names_the_known_ones(session):
+    result = session.execute("%frobnicate now")
+    assert result.error_name == "MagicError"
+    assert result.error.startswith("unknown magic %frobnicate — known magics: %check, %verify")
+
+
+def test_state_and_memory_show_live_values(session):
+    session.execute('open_door("d1")\nbump(3)')
+    state = session.execute("%state Counter d1")
+    assert state.stream_text() == "Counter d1: open\n  history: closed → open\n  next: closed\n"
+    memory = session.execute("%memory Counter").displays[0]
+    assert "count" in memory["text/plain"] and "<table" in memory["text/html"]
+
+
+def test_mocks_lists_queued_replies(session):
+    session.execute('mock think "a"\nmock think "b"\nmock approve true')
+    assert session.execute("%mocks").stream_text() == 'mock think "a"\nmock think "b"\nmock approve true\n'
+    session.execute('think("x")\nthink("y")\napprove("z")')
+    assert session.execute("%mocks").stream_text() == "no mocks queued\n"
+
+
+def test_diagram_highlights_an_instance(session):
+    session.execute('open_door("d1")')
+    bundle = session.execute("%diagram Counter d1").displays[0]
+    assert "image/svg+xml" in bundle or "text/html" in bundle
+    assert "closed" in bundle["text/plain"]
+
+
+def test_reset_one_cell_keeps_definitions(session):
+    session.execute("bump(5)")
+    assert session.execute("%reset Counter").stream_text() == (
+        "reset Counter: memory and machine instances are fresh\n")
+    assert session.execute("bump(0)").result["text/plain"] == "0"
+
+
+def test_save_writes_a_program_that_check_accepts(session, tmp_path):
+    session.execute(GREETER, "greeter")
+    assert session.execute("%save all.cell").stream_text() == "saved 2 definition(s) to all.cell\n"
+    text = (tmp_path / "all.cell").read_text()
+    from soma_kernel.analysis.check import check_program
+    from soma_kernel.syntax.parser import parse
+
+    assert check_program(parse(text, "all.cell")).passed
+    fresh = Session(directory=str(tmp_path))
+    loaded = fresh.execute("%load all.cell", "x")
+    assert loaded.ok and "loaded 2 definition(s) from all.cell" in loaded.stream_text()
+    assert fresh.execute('greet("bo")').result["text/plain"] == "hello bo"
+
+
+def test_load_a_seed_with_its_soma_toml_and_test_it(tmp_path):
+    fresh = Session(directory=SEEDS)
+    result = fresh.execute("%load refund_agent/refund_agent.cell")
+    assert result.ok, result.error
+    assert "using refund_agent/soma.toml" in result.stream_text()
+    assert fresh.project is not None and fresh.project.agent.get("mock") == "echo"
+
+
+def test_toml_cell_magic_replaces_the_project(session):
+    result = session.execute('%%toml\n[agent]\nmock = "echo"\n')
+    assert result.stream_text() == "soma.toml replaced: [agent] mock = 'echo'\n"
+    assert session.project.agent["mock"] == "echo"
+    bad = session.execute("%%toml\n[nonsense]\n")
+    assert bad.error_name == "UserError" and "unknown section [nonsense]" in bad.error
+
+
+def test_question_mark_and_inspect_share_the_help_text(session):
+    shown = session.execute("?Counter").displays[0]["text/plain"]
+    assert "signal bump(n: Int) -> Int" in shown
+    reply = inspect(session, "x = Counter.bump(1)", 14)
+    assert reply["found"] and reply["data"]["text/plain"].startswith("Counter.signal bump(n: Int) -> Int")
+    assert "think(prompt: String" in session.execute("?think").displays[0]["text/plain"]
+
+
+def test_completion_offers_session_names_and_builtins(session):
+    reply = complete(session, "let c = Cou", 11)
+    assert reply["matches"] == ["Counter"] and reply["cursor_start"] == 8
+    kinds = {t["text"]: t["type"] for t in complete(session, "op", 2)["metadata"]["_jupyter_types_experimental"]}
+    assert kinds["open"] == "state" and kinds["open_door"] == "handler"
+    assert complete(session, "%st", 3)["matches"] == ["state"]
+
+
+def test_describe_and_help(session):
+    describe = session.execute("%describe Counter").stream_text()
+    assert describe.startswith("The cell Counter declares 1 signal in its face")
+    assert "%verify [--strict]" in session.execute("%help").stream_text()
