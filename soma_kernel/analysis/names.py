@@ -45,9 +45,11 @@ def _undefined_names(index: ProgramIndex, report: Reporter, info: CellInfo, fact
                          f"add a handler to '{owner}' that returns what you need, and call {owner}.<handler>()")
             continue
         candidates = set(use.visible) | set(info.slots) | set(index.variants)
-        what = "variant or name" if name[:1].isupper() else "variable"
-        report.error(use.node, f"undefined {what} '{name}'{did_you_mean(name, candidates)}", "undefined_name",
-                     f"bind it first (`let {name} = …`) or fix the spelling")
+        if name[:1].isupper():
+            what, fix = "variant or name", "declare the variant in a `cell type`, or fix the spelling"
+        else:
+            what, fix = "variable", f"bind it first (`let {name} = …`) or fix the spelling"
+        report.error(use.node, f"undefined {what} '{name}'{did_you_mean(name, candidates)}", "undefined_name", fix)
 
 
 def _foreign_slot_owner(index: ProgramIndex, info: CellInfo, name: str):

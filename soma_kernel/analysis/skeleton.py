@@ -72,8 +72,7 @@ def _uses_text(kind: str, uses: list[Use], outside: set[int]) -> str:
     """`classify() (line 53), think() (line 47) ✗ outside the frame`."""
     parts = []
     for use in uses:
-        what = f"{use.what}()" if kind == "calls" else use.what.replace("-> ", "(any) -> ", 1) \
-            if use.what.startswith("-> ") else use.what
+        what = _use_label(kind, use.what)
         mark = " ✗ outside the frame" if id(use) in outside else ""
         parts.append(f"{what} (line {use.node.span.line}){mark}")
     return ", ".join(parts)
@@ -94,3 +93,12 @@ def main(argv: list[str]) -> int:
         print(f"error: {argv[0]}: {err}", file=sys.stderr)
         return 1
     return 0
+
+
+def _use_label(kind: str, what: str) -> str:
+    """`think()` for a call, `(any) -> done` for a 2-argument move, else as is."""
+    if kind == "calls":
+        return f"{what}()"
+    if kind == "moves" and what.startswith("-> "):
+        return f"(any) {what}"
+    return what
