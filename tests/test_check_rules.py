@@ -45,9 +45,9 @@ def test_duplicate_slot_signal_and_handler():
         "    on f() { return 1 }\n"
         "    on f() { return 2 }\n"
         "}\n"))
-    assert ("case.cell:4:9", "duplicate signal in cell 'A' 'f' (first declared at line 3)") in errors
-    assert ("case.cell:8:9", "duplicate memory slot in cell 'A' 'm' (first declared at line 7)") in errors
-    assert ("case.cell:11:5", "duplicate handler in cell 'A' 'f' (first declared at line 10)") in errors
+    assert ("case.cell:4:9", "duplicate signal 'f' in cell 'A' (first declared at line 3)") in errors
+    assert ("case.cell:8:9", "duplicate memory slot 'm' in cell 'A' (first declared at line 7)") in errors
+    assert ("case.cell:11:5", "duplicate handler 'f' in cell 'A' (first declared at line 10)") in errors
 
 
 def test_second_machine_in_a_cell():

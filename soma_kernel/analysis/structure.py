@@ -24,18 +24,18 @@ def check(index: ProgramIndex, report: Reporter, project: object) -> None:
     for decl in program.cells:
         _check_cell(index, report, decl)
     for type_decl in program.types:
-        _duplicates(report, type_decl.variants, f"variant in type '{type_decl.name}'", "variant")
+        _duplicates(report, type_decl.variants, "variant", "variant", f" in type '{type_decl.name}'")
     _check_fleshes(index, report)
     _check_test_helpers(index, report)
 
 
-def _duplicates(report: Reporter, nodes: Iterable[ast.Node], what: str, kind: str) -> None:
-    """Report every node whose `.name` repeats an earlier one."""
+def _duplicates(report: Reporter, nodes: Iterable[ast.Node], what: str, kind: str, where: str = "") -> None:
+    """Report every node whose `.name` repeats an earlier one (`where` e.g. " in cell 'A'")."""
     first: dict[str, ast.Node] = {}
     for node in nodes:
         name = node.name
         if name in first:
-            report.error(node, f"duplicate {what} '{name}' (first declared at line {first[name].span.line})",
+            report.error(node, f"duplicate {what} '{name}'{where} (first declared at line {first[name].span.line})",
                          f"duplicate_{kind}", "rename or remove one of them")
         else:
             first[name] = node
@@ -46,10 +46,11 @@ def _check_cell(index: ProgramIndex, report: Reporter, decl: ast.CellDecl) -> No
     info = index.cells[decl.name]
     if info.decl is not decl:
         return
-    _duplicates(report, info.handlers, f"handler in cell '{decl.name}'", "handler")
+    where = f" in cell '{decl.name}'"
+    _duplicates(report, info.handlers, "handler", "handler", where)
     if decl.face:
-        _duplicates(report, decl.face.signals, f"signal in cell '{decl.name}'", "signal")
-        _duplicates(report, decl.face.tools, f"tool in cell '{decl.name}'", "tool")
+        _duplicates(report, decl.face.signals, "signal", "signal", where)
+        _duplicates(report, decl.face.tools, "tool", "tool", where)
     for extra in decl.machines[1:]:
         report.error(extra, f"cell '{decl.name}' declares a second state machine '{extra.name}' "
                      f"(one machine per cell; the first is '{decl.machines[0].name}')", "machine",
@@ -59,7 +60,7 @@ def _check_cell(index: ProgramIndex, report: Reporter, decl: ast.CellDecl) -> No
             report.error(machine, f"state machine '{machine.name}' has no `initial:` state", "machine",
                          "add `initial: <state>` as the first line of the block")
     if decl.memory:
-        _duplicates(report, decl.memory.slots, f"memory slot in cell '{decl.name}'", "slot")
+        _duplicates(report, decl.memory.slots, "memory slot", "slot", where)
         for slot in decl.memory.slots:
             _check_slot(report, decl.name, slot)
 
