@@ -15,6 +15,7 @@ their name, or `Cell.machine` when two cells' machines share a name.
 from __future__ import annotations
 
 import difflib
+import gc
 import json
 from typing import Optional
 
@@ -33,7 +34,23 @@ from .termination import CallGraph, termination_lines
 
 def verify_program(program: ast.Program, project: Optional[object], path: str,
                    strict: bool = False) -> VerifyReport:
-    """Verify every state machine, invariant and handler of a parsed program."""
+    """Verify every state machine, invariant and handler of a parsed program.
+
+    The cyclic garbage collector is paused meanwhile: the analyses allocate
+    many small lists, and with a large program's AST alive every collection
+    would walk the whole heap (that made 100 000-state machines superlinear).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _verify(program, project, path, strict)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _verify(program: ast.Program, project: Optional[object], path: str, strict: bool) -> VerifyReport:
+    """The analyses of `verify_program`, in report order."""
     index = ProgramIndex(program)
     report = VerifyReport(path, strict=strict)
     settings = getattr(project, "verify", None)
@@ -55,7 +72,7 @@ def verify_program(program: ast.Program, project: Optional[object], path: str,
         machine.lines += guard_lines(info.model, bodies)
         tools = [t.name for t in info.decl.face.tools] if info.decl.face else []
         machine.lines += effects_lines(bodies, tools)
-        takers = edge_takers(info.model, bodies)
+        takers = edge_takers(info.model, bodies, with_dynamic=True)
         _label_traces(machine, takers)
         chosen = props if applies(info.name) else []
         machine.temporal = check_machine(graph, chosen)

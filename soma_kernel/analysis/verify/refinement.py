@@ -53,8 +53,13 @@ def cell_bodies(handlers: list[ast.Handler], scheduled: list[ast.Scheduled]) -> 
     return CellBodies(bodies, {b.name: transition_sites(b.body) for b in bodies})
 
 
-def edge_takers(model: MachineModel, cell: CellBodies) -> dict[tuple[str, str], list[str]]:
-    """For each expanded edge, the handlers whose transition() calls can take it."""
+def edge_takers(model: MachineModel, cell: CellBodies,
+                with_dynamic: bool = False) -> dict[tuple[str, str], list[str]]:
+    """For each expanded edge, the handlers whose transition() calls can take it.
+
+    With `with_dynamic`, a handler with a computed target is listed as `h?`
+    on every edge it does not take literally (it may take any of them).
+    """
     by_target: dict[str, list[str]] = {}
     by_edge: dict[tuple[str, str], list[str]] = {}
     for body in cell.bodies:
@@ -71,6 +76,10 @@ def edge_takers(model: MachineModel, cell: CellBodies) -> dict[tuple[str, str], 
         for name in by_edge.get((edge.src, edge.dst), []):
             _add_once(names, name)
         takers[(edge.src, edge.dst)] = names
+    if with_dynamic:
+        guessers = [b.name for b in cell.bodies if any(not s.literal for s in cell.transitions[b.name])]
+        for names in takers.values():
+            names.extend(f"{g}?" for g in guessers if g not in names)
     return takers
 
 

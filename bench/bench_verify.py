@@ -1,0 +1,97 @@
+"""Benchmark `soma-kernel verify` on generated machines of 1 000 to 100 000 states.
+
+Three families, as in the reference's state-explosion study: a linear chain
+(s0 -> s1 -> … -> sN), a diamond lattice (layers of two states, each joined
+to both states of the next layer) and a cycle that fails `eventually`
+(a ring of N states with one exit the property does not name). Each program
+is written to a temporary folder (with a soma.toml for the cycle) and timed
+through the real pipeline; the table shows parse, `soma check` and verify
+(with rendering) separately. Run:
+
+    python bench/bench_verify.py
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+
+from soma_kernel.analysis.check import check_program
+from soma_kernel.analysis.verify.checks import verify_program
+from soma_kernel.analysis.verify.report import render_text
+from soma_kernel.loader import load
+
+SIZES = (1_000, 10_000, 100_000)
+
+
+def chain(n: int) -> str:
+    """A linear chain of n states with one handler taking the first edge."""
+    edges = "\n".join(f"        s{i} -> s{i + 1}" for i in range(n - 1))
+    return _cell(f"        initial: s0\n{edges}", "s1")
+
+
+def diamond(n: int) -> str:
+    """Layers of two states (a_i, b_i), each joined to both states of the next layer."""
+    layers = max(1, n // 2)
+    lines = ["        initial: a0", "        a0 -> b0"]
+    for i in range(layers - 1):
+        for src in (f"a{i}", f"b{i}"):
+            lines.append(f"        {src} -> a{i + 1}")
+            lines.append(f"        {src} -> b{i + 1}")
+    return _cell("\n".join(lines), "b0")
+
+
+def cycle(n: int) -> str:
+    """A ring s0 -> … -> s(n-2) -> s0 with an exit to `done` from s0."""
+    edges = [f"        s{i} -> s{(i + 1) % (n - 1)}" for i in range(n - 1)]
+    edges.append("        s0 -> done")
+    return _cell("        initial: s0\n" + "\n".join(edges), "s1")
+
+
+def _cell(machine: str, first_target: str) -> str:
+    return (
+        "cell Big {\n    face {\n        signal step(id: String) -> String\n    }\n"
+        f"    state big {{\n{machine}\n    }}\n"
+        f"    on step(id: String) {{\n        transition(id, \"{first_target}\")\n        return \"ok\"\n    }}\n}}\n"
+    )
+
+
+FAMILIES = (
+    ("linear chain", chain, None),
+    ("diamond lattice", diamond, None),
+    ("cycle, failing eventually", cycle, '[verify]\neventually = ["done"]\n'),
+)
+
+
+def time_verify(source: str, manifest: str | None) -> tuple[float, float, float, str]:
+    """(parse, check, verify+render seconds, verdict) for one generated program."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "big.cell")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(source)
+        if manifest:
+            with open(os.path.join(folder, "soma.toml"), "w", encoding="utf-8") as handle:
+                handle.write(manifest)
+        start = time.perf_counter()
+        loaded = load(path)
+        parsed = time.perf_counter()
+        if not check_program(loaded.program, loaded.project).passed:
+            raise SystemExit("generated program fails soma check")
+        checked = time.perf_counter()
+        text = render_text(verify_program(loaded.program, loaded.project, path))
+        done = time.perf_counter()
+    return parsed - start, checked - parsed, done - checked, text.rstrip().splitlines()[-1]
+
+
+def main() -> None:
+    """Print one table row per family and size."""
+    print(f"{'family':<28}{'states':>9}{'parse s':>10}{'check s':>10}{'verify s':>10}  verdict")
+    for name, build, manifest in FAMILIES:
+        for size in SIZES:
+            parse_s, check_s, verify_s, verdict = time_verify(build(size), manifest)
+            print(f"{name:<28}{size:>9}{parse_s:>10.3f}{check_s:>10.3f}{verify_s:>10.3f}  {verdict[:44]}")
+
+
+if __name__ == "__main__":
+    main()
