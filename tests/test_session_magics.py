@@ -123,3 +123,18 @@ def test_describe_and_help(session):
     describe = session.execute("%describe Counter").stream_text()
     assert describe.startswith("The cell Counter declares 1 signal in its face")
     assert "%verify [--strict]" in session.execute("%help").stream_text()
+
+
+def test_test_magic_runs_test_cells_and_shows_the_runner_text(session):
+    session.execute("cell test CounterTests {\n    rules {\n        assert bump(2) == 2\n    }\n}", "tests")
+    bundle = session.execute("%test CounterTests").displays[0]
+    assert bundle["text/plain"] == "test CounterTests ...\n  ✓ assert bump(2) == 2\n\n1 tests: 1 passed, 0 failed\n"
+    assert session.execute("%test Nope").error == "no test cell named Nope (defined: CounterTests)"
+
+
+def test_skeleton_magic_on_the_triage_seed_and_on_a_plain_cell(session):
+    fresh = Session(directory=SEEDS)
+    assert fresh.execute("%load triage_agent/triage_agent.cell").ok
+    assert "label" in fresh.execute("%skeleton Triage.label").stream_text()
+    refused = session.execute("%skeleton Counter.bump")
+    assert refused.error_name == "MagicError" and "not a skeleton agent" in refused.error

@@ -92,13 +92,16 @@ def describe_magic(session, run, args: str, body) -> None:
 
 def skeleton_magic(session, run, args: str, body) -> None:
     """%skeleton Cell.signal: one signal's frame, as `soma skeleton` prints it."""
-    from ...analysis.skeleton import skeleton_text
+    from ...analysis.skeleton import SkeletonError, skeleton_text
 
     words = split_args(args, "%skeleton Cell.signal")
     if len(words) != 1 or "." not in words[0]:
         raise MagicError("usage: %skeleton Cell.signal")
     program, _ = _program(session)
-    run.out(skeleton_text(program, words[0]))
+    try:
+        run.out(skeleton_text(program, words[0]))
+    except SkeletonError as err:
+        raise MagicError(str(err)) from None
 
 
 MAGICS = (
