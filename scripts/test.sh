@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Set up, then run every test in one pytest session: unit tests, kernel protocol
+# tests, the browser test (tests/browser) and nbval over every notebook with the
+# `soma` kernel. pytest's "no tests collected" (exit 5) is a failure here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python3}"
+
+if [ "${SOMA_SKIP_SETUP:-}" != "1" ]; then
+    bash scripts/setup.sh
+fi
+
+status=0
+"$PYTHON" -m pytest --color=no -q -p no:cacheprovider \
+    tests notebooks \
+    --nbval --nbval-kernel-name soma \
+    --nbval-sanitize-with notebooks/nbval-sanitize.cfg \
+    "$@" || status=$?
+if [ "$status" -eq 5 ]; then
+    echo "test: pytest collected no tests — that is a failure" >&2
+    exit 1
+fi
+exit "$status"
