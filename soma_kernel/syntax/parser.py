@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Optional
 
 from lark import Lark, Token, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from . import ast
 from ..diagnostics import Diagnostic, SomaSyntaxError
@@ -279,7 +279,7 @@ _WORD_HINTS = {
 # Words that are never valid names in expressions (`new` only before a type name).
 _FORBIDDEN_NAMES = {w for w in _WORD_HINTS if w not in ("fn", "function", "nil", "new")}
 
-_FOREIGN_WORD = re.compile(r"(?<![.\w])(" + "|".join(sorted(_WORD_HINTS)) + r")(?!\w)")
+_FOREIGN_WORD = re.compile(r"(?<![.\w])(" + "|".join(sorted(_FORBIDDEN_NAMES)) + r"|new(?=\s+[A-Z]))(?!\w)")
 
 # Keywords that may not be bound as names (they still read as fields: `x.match`).
 _RESERVED_BINDINGS = {
@@ -1044,7 +1044,8 @@ class _Builder:
         if isinstance(value, ast.Literal):
             return ast.PLiteral(value=value.value)
         if isinstance(value, ast.InterpString):
-            return ast.PLiteral(value="".join(p if isinstance(p, str) else "{…}" for p in value.parts))
+            self.error(value.span, "a string pattern cannot interpolate `{…}`",
+                       hint="match the literal text, or bind the value and test it in a guard: `s if …`")
         return value
 
     def b_p_true(self, children, span):
@@ -1111,7 +1112,8 @@ def _prop_value(value):
 
 def _int_value(text: str) -> int:
     """An Int literal's value (`1_000`, `0xFF`, `0b101`, `0o17`)."""
-    return int(text.replace("_", ""), 0)
+    digits = text.replace("_", "")
+    return int(digits, 0) if digits[:2].lower() in ("0x", "0b", "0o") else int(digits, 10)
 
 
 _DURATION_UNITS = {"ms": 1, "s": 1000, "min": 60_000, "h": 3_600_000, "d": 86_400_000,
