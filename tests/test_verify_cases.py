@@ -1,0 +1,154 @@
+"""`soma-kernel verify` on the programs of tests/verify_cases: whole outputs,
+--strict, --json, exit codes, refused programs and bad manifests."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from soma_kernel.analysis.verify.checks import verify_program
+from soma_kernel.analysis.verify.report import render_json, render_text
+from soma_kernel.syntax.parser import parse
+
+CASES = os.path.join(os.path.dirname(__file__), "verify_cases")
+
+
+def verify(folder, *args):
+    name = os.path.basename(folder)
+    return subprocess.run([sys.executable, "-m", "soma_kernel", "verify", f"{name}.cell", *args],
+                           cwd=folder, capture_output=True, text=True, encoding="utf-8")
+
+
+def expected(case, suffix=""):
+    with open(os.path.join(CASES, case, f"expected_verify{suffix}.txt"), encoding="utf-8") as handle:
+        return handle.read()
+
+
+@pytest.mark.parametrize("case,code", [("loops", 1), ("desk", 1), ("vault", 0)])
+def test_whole_output(case, code):
+    run = verify(os.path.join(CASES, case))
+    assert run.stdout == expected(case)
+    assert run.returncode == code
+
+
+@pytest.mark.parametrize("case", ["loops", "desk", "vault"])
+def test_strict_output(case):
+    run = verify(os.path.join(CASES, case), "--strict")
+    assert run.stdout == expected(case, "_strict")
+    assert run.returncode == 1
+
+
+def test_vault_line_kinds():
+    text = expected("vault")
+    assert "  · guarded edges kept in the model" in text
+    assert "✓ guard" not in text and "proven in `release`; runtime-checked in `sweep`" in text
+    assert "writer 'bump' proven by induction (writes min(balances.get(id) ?? 0, 999) + 1)" in text
+    assert "writer 'close' can never commit 5000 to 'balances'" in text
+    assert "writer 'forget' only deletes from 'balances'" in text
+    assert "because `cents` is a parameter (narrow it: `require (cents * 2) >= 0 && (cents * 2) <= 1000 else …`)" in text
+    assert text.endswith("14 passed, 2 warnings, 0 failures\n\n  Temporal properties for 'box':\n"
+                         "  ✓ deadlock_free — no deadlocks in any reachable state\nTemporal: 1 passed, 0 failed\n"
+                         "VERIFY OK\n")
+    strict = expected("vault", "_strict")
+    assert strict.endswith("VERIFY FAILED — 2 warnings under --strict\n")
+    assert strict.count("  ⚠ guard `cents <= 500`") == 2
+
+
+def test_loops_temporal_counter_examples():
+    text = expected("loops")
+    assert "  ✗ unreachable states: [orphan]\n" in text
+    assert ("  ✗ eventually(state in [closed, cancelled]) — exists a path that never satisfies the predicate\n"
+            "    counter-example: fresh → triaged → parked → waiting → ... cycle back to 'parked'\n"
+            "      fresh --open,route?--> triaged --route?--> parked --route?--> waiting --route?--> parked\n") in text
+    assert "    counter-example: fresh → triaged → closed\n      fresh --open,route?--> triaged --route--> closed\n" in text
+    assert "✗ invariant scores >= 0 && scores <= 10 — writer 'spin' writes 42 to 'scores': statically violated" in text
+    assert "⚠ handler `spin`: while-loop without provable termination bound" in text
+    assert "count_down" not in text.split("termination")[1].split("\n")[0]
+    assert "⚠ `* -> cancelled` also adds closed -> cancelled — so closed is not final." in text
+    assert "soma.toml: 8 user-defined properties loaded\nTemporal: 4 passed, 5 failed\n" in text
+
+
+def test_desk_liveness_trace_and_reactive_machine():
+    text = expected("desk")
+    assert "  ✗ liveness violation: states [stuck, spinning] cannot reach any terminal state\n" \
+           "    trace: stuck → spinning → stuck\n" in text
+    assert "⚠ dynamic transition targets: handler `ask` computes its transition() target" in text
+    assert "✓ effects: handler `ask` calls think() at 1 site (the cost line counts loop rounds) — can dispatch [lookup]" in text
+    assert "✓ no terminal states — reactive machine: every reachable state can return to 'red'" in text
+    assert "✓ refinement: handler `go` ⟶ {red → green}" in text
+
+
+def test_json_report_is_structured():
+    run = verify(os.path.join(CASES, "loops"), "--json")
+    data = json.loads(run.stdout)
+    assert run.returncode == 1 and data["passed"] is False
+    machine = data["state_machines"][0]
+    assert machine["name"] == "ticket" and machine["initial"] == "fresh"
+    assert {"status": "fail", "message": "unreachable states: [orphan]", "check": "reachability"} in machine["checks"]
+    props = {p["property"]: p for p in data["temporal"][0]["properties"]}
+    lasso = props["eventually(state in [closed, cancelled])"]
+    assert lasso["counter_example"] == ["fresh", "triaged", "parked", "waiting", "parked"]
+    assert lasso["loop_start"] == 2
+    assert lasso["steps"][0] == {"from": "fresh", "to": "triaged", "handlers": ["open", "route?"]}
+    assert data["summary"] == {"passed": 9, "warnings": 7, "failures": 2}
+
+
+def test_check_failure_refuses_to_verify(tmp_path):
+    (tmp_path / "bad.cell").write_text(
+        'cell C {\n    face {\n        signal go(id: String) -> String\n    }\n'
+        '    state m {\n        initial: a\n        a -> b\n    }\n'
+        '    on go(id: String) {\n        transition(id, "zzz")\n        return "x"\n    }\n}\n', encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "soma_kernel", "verify", "bad.cell"], cwd=tmp_path,
+                         capture_output=True, text=True, encoding="utf-8")
+    assert run.returncode == 1
+    assert run.stdout.startswith("Verifying bad.cell...\nerror: bad.cell:10:")
+    assert run.stdout.endswith("VERIFY FAILED — soma check failed\n")
+
+
+def test_undeclared_targets_are_failures_in_the_report():
+    source = ('cell C {\n    state m {\n        initial: a\n        a -> b\n    }\n'
+              '    on go(id: String) {\n        if id == "x" { transition(id, "zzz") }\n'
+              '        transition(id, "b", "a")\n    }\n}\n')
+    report = verify_program(parse(source, "c.cell"), None, "c.cell")
+    text = render_text(report)
+    assert ('  ✗ refinement: handler `go` calls transition(_, "zzz") but "zzz" is not in state machine `m`  '
+            '[if id == "x"]\n') in text
+    assert '✗ refinement: handler `go` calls transition(_, "b", "a") but `b → a` is not a transition' in text
+    assert report.verdict == "VERIFY FAILED — 2 check failures"
+    assert json.loads(render_json(report))["passed"] is False
+
+
+def test_bad_manifest_is_a_positioned_error(tmp_path):
+    (tmp_path / "p.cell").write_text("cell C {\n    on go() { return 1 }\n}\n", encoding="utf-8")
+    (tmp_path / "soma.toml").write_text('[verify]\nnever = []\n', encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "soma_kernel", "verify", "p.cell"], cwd=tmp_path,
+                         capture_output=True, text=True, encoding="utf-8")
+    assert run.returncode == 1
+    assert "soma.toml:2:1: 'verify.never' is an empty list" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_unknown_state_in_property_fails(tmp_path):
+    (tmp_path / "p.cell").write_text(
+        'cell C {\n    face {\n        signal go(id: String) -> String\n    }\n'
+        '    state m {\n        initial: a\n        a -> b\n    }\n'
+        '    on go(id: String) {\n        transition(id, "b")\n        return "x"\n    }\n}\n', encoding="utf-8")
+    (tmp_path / "soma.toml").write_text('[verify]\ncells = ["C", "Elsewhere"]\nnever = ["ghost"]\n', encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "soma_kernel", "verify", "p.cell"], cwd=tmp_path,
+                         capture_output=True, text=True, encoding="utf-8")
+    assert "note: soma.toml [verify] cells names 'Elsewhere', which this file does not define" in run.stdout
+    assert "✗ never(state == 'ghost') — unknown state 'ghost': machine 'm' has no such state" in run.stdout
+    assert run.stdout.endswith("VERIFY FAILED — 1 temporal property violated\n")
+    assert run.returncode == 1
+
+
+def test_near_miss_cell_name_is_an_error(tmp_path):
+    (tmp_path / "p.cell").write_text(
+        'cell Payments {\n    state m {\n        initial: a\n        a -> b\n    }\n}\n', encoding="utf-8")
+    (tmp_path / "soma.toml").write_text('[verify]\ncells = ["Payment"]\nnever = ["b"]\n', encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "soma_kernel", "verify", "p.cell"], cwd=tmp_path,
+                         capture_output=True, text=True, encoding="utf-8")
+    assert "did you mean 'Payments'?" in run.stdout
+    assert run.returncode == 1
