@@ -569,6 +569,8 @@ HINT_CASES = [
     ("cell C { on f(x) { x } }", "x: Any", 15),
     ("let x = new Foo()", "no `new`", 9),
     ("throw x", "fail(", 1),
+    ("cell C { every 90m { } }", "durations", 16),
+    ("let n = 12abc", "invalid number", 9),
     ("class Foo { }", "cell type", 1),
 ]
 
@@ -596,3 +598,21 @@ def test_nesting_limit():
 def test_long_flat_expression_needs_no_recursion():
     expr = one_expr(" + ".join(["1"] * 3000))
     assert expr.op == "+"
+
+
+def test_on_is_hard_reserved():
+    err = syntax_error("let x = on + 1")
+    assert err.diagnostic.message == "'on' is a reserved word — rename it"
+
+
+def test_program_span_and_empty_inputs():
+    program = parse("cell C { }\n")
+    assert program.span.start == 0 and program.span.end == len("cell C { }\n")
+    assert parse("").items == []
+    assert parse_fragment("   // nothing\n") == []
+    assert is_complete("") == "complete"
+
+
+def test_fragment_accepts_top_level_return_and_while():
+    items = parse_fragment("while x < 3 { x += 1 }\nreturn x")
+    assert [type(i).__name__ for i in items] == ["While", "Return"]

@@ -36,7 +36,7 @@ def parse(text: str, origin: str = "<input>") -> ast.Program:
     """Parse a whole source file into a Program (source and origin set)."""
     items = _parse_text(text, origin, "start")
     program = ast.Program(items=items, source=text, origin=origin)
-    object.__setattr__(program, "span", _whole_span(text))
+    program.span = _whole_span(text)
     return program
 
 
@@ -411,6 +411,8 @@ class _Errors:
         line_start = before.rfind("\n") + 1
         if value in _WORD_HINTS:
             return _WORD_HINTS[value]
+        if "DURATION" in expected and token.type in ("INT", "BAD_NUMBER"):
+            return "durations take the units ms, s, min, h, d, year(s): `5s`, `100ms`, `2min`"
         if value == "=" and before.endswith("=="):
             return "compare with `==` (there is no `===`)"
         if value == "*" and before.endswith("*"):
@@ -1024,6 +1026,11 @@ class _Builder:
 
     def b_float_lit(self, children, span):
         return ast.Literal(value=float(str(children[0]).replace("_", "")))
+
+    def b_bad_number(self, children, span):
+        self.error(_token_span(children[0]), f"invalid number '{children[0]}'",
+                   hint="a number cannot run into letters; durations take the units "
+                        "ms, s, min, h, d, year(s)")
 
     def b_duration_lit(self, children, span):
         return ast.Literal(value=_duration_ms(str(children[0])))
