@@ -21,14 +21,14 @@ from ..analysis.model import build_model
 from ..diagnostics import SomaError
 from ..syntax import ast
 from .agent import Agent
-from .builtins import BUILTINS, call_builtin
-from .compiler import RETURN, Compiler, ControlSignal, Scope
+from .builtins import BUILTINS, argument_error, call_builtin
+from .compiler import RETURN, Compiler, HandlerSource, Scope, located
 from .machines import MachineInstances, Transitions
 from .memory import CompiledInvariant, Journal, Slot
-from .types import value_checker
+from .types import identity, value_checker
 from .values import Variant, display
 
-MAX_DEPTH = 2500
+RECURSION_LIMIT = 8000
 
 
 class CellState:
@@ -105,6 +105,8 @@ class Runtime:
     def __init__(self, *, agent_mock: Optional[str] = None, under_test: bool = False,
                  note: Optional[Callable[[str], None]] = None, project_dir: str = "."):
         self.note = note or (lambda text: print(text, file=sys.stderr, flush=True))
+        if sys.getrecursionlimit() < RECURSION_LIMIT:
+            sys.setrecursionlimit(RECURSION_LIMIT)
         self.under_test = under_test
         self.journal = Journal()
         self.agent = Agent(agent_mock, self.note, project_dir)
@@ -118,7 +120,7 @@ class Runtime:
         self.test_cells: dict[str, ast.TestCell] = {}
         self.test_states: dict[str, CellState] = {}
         self.generation = 0
-        self.depth = 0
+        self.call_targets: dict[tuple, tuple] = {}
         self.guard_cache: dict[tuple, Callable] = {}
         self.context = ContextBuiltins(self)
 
@@ -200,23 +202,40 @@ class Runtime:
     # ------------------------------------------------------------ running code
 
     def invoke(self, run: Callable[[], object]):
-        """Run `run()` as one atomic top-level invocation."""
-        self.journal.commit()
-        self.agent.reset_budget()
-        self.depth = 0
+        """Run `run()` as one atomic top-level invocation.
+
+        Every change it makes is undone if it raises; a Python stack
+        exhausted by deep Soma recursion becomes kind `stack_overflow`.
+        """
+        entries = self.journal.entries
+        if entries:
+            entries.clear()
+        agent = self.agent
+        agent.budget = None
+        agent.used = 0
         try:
             value = run()
+        except RecursionError:
+            self.journal.rollback(0)
+            raise SomaError("stack_overflow", "recursion too deep (the call stack is exhausted)",
+                            catchable=False) from None
         except BaseException:
             self.journal.rollback(0)
             raise
-        self.journal.commit()
+        if entries:
+            entries.clear()
         return value
 
     def call(self, handler: str, args: list, cell: Optional[str] = None):
         """Call a handler as a top-level invocation (`soma run`, the kernel)."""
-        node = ast.Call(handler, [], cell=cell)
-        target = self.resolve_call(node, None, len(args))
-        return self.invoke(lambda: target(list(args)))
+        key = (handler, cell, len(args))
+        cached = self.call_targets.get(key)
+        if cached is None or cached[0] != self.generation:
+            node = ast.Call(handler, [], cell=cell)
+            cached = (self.generation, self.resolve_call(node, None, len(args)))
+            self.call_targets[key] = cached
+        target, args = cached[1], list(args)
+        return self.invoke(lambda: target(args))
 
     def compile_statement(self, stmt: ast.Stmt, env: dict):
         """A session/test statement compiled against the session variables."""
@@ -269,45 +288,12 @@ class Runtime:
         return compiled
 
     def compile_handler(self, state: CellState, decl: ast.Handler) -> Callable[[list], object]:
-        """Compile a handler body into `invoke(args) -> value`."""
+        """Compile a handler body into `invoke(args) -> value` (generated Python source)."""
         params = state.params_of(decl)
-        scope = Scope()
-        indices = [scope.declare(p.name) for p in params]
         checks = [value_checker(p.type, self, param=f"{decl.name}({p.name})") if p.type else None for p in params]
-        body = Compiler(self, state).block(decl.body, scope)
-        implicit = bool(decl.body.stmts) and isinstance(decl.body.stmts[-1], ast.ExprStmt)
-        size = scope.size
-        runtime, mock_name = self, f"{state.name}.{decl.name}"
-        nparams = len(params)
-
-        def invoke(args: list):
-            if runtime.mocks.handlers:
-                mocked = runtime.mocked_handler(mock_name, decl.name)
-                if mocked is not None:
-                    return mocked()
-            frame = [None] * size
-            if len(args) < nparams:
-                args = list(args) + [{}]
-            for index, check, value in zip(indices, checks, args):
-                frame[index] = check(value) if check is not None else value
-            runtime.depth += 1
-            if runtime.depth > MAX_DEPTH:
-                runtime.depth = 0
-                raise SomaError("stack_overflow", f"recursion deeper than {MAX_DEPTH} calls in {decl.name}",
-                                decl.span, catchable=False)
-            try:
-                control = body(frame)
-            except ControlSignal as signal:
-                if signal.kind != RETURN:
-                    raise
-                return signal.value
-            finally:
-                runtime.depth -= 1
-            if control == RETURN or implicit:
-                return frame[0]
-            return None
-
-        return invoke
+        checks = [None if check is identity else check for check in checks]
+        source = HandlerSource(Compiler(self, state))
+        return source.handler(decl, params, checks, Scope(), f"{state.name}.{decl.name}")
 
     def mocked_handler(self, qualified: str, bare: str):
         """A scripted result for a handler mocked with `mock Cell.h …` / `mock h …`."""
@@ -337,9 +323,9 @@ class Runtime:
                 return self.bound_handler(cell, decl)
         context = self.context.lookup(name, cell, node)
         if context is not None:
-            return context
+            return locating(node, context)
         if name in BUILTINS:
-            return lambda values, name=name: call_builtin(name, values)
+            return builtin_target(name, nargs, node)
         owner = self.unique_handler_owner(name, nargs, node)
         if owner is not None:
             return self.bound_handler(owner, owner.handler(name, nargs))
@@ -471,10 +457,11 @@ class Runtime:
         return ev(bindings)
 
     def invariant_evaluator(self, state: CellState, expr: ast.Expr):
-        """Compile an invariant: slot names bind to the value being written.
+        """Compile an invariant into `evaluate(slot, value, key, size, status=None)`.
 
         The written slot's name (and `value`) is the candidate; another slot
-        named in the invariant reads its stored value at the same key.
+        named in the invariant reads its stored value at the same key;
+        `status` is the instance's state (or the state it is moving to).
         """
         names = list(state.slot_decls) + ["value", "key", "size", "status", "__writing__"]
         scope = Scope()
@@ -482,23 +469,26 @@ class Runtime:
         compiler = Compiler(self, state)
         compiler.invariant_mode = True
         body = compiler.expr(expr, scope)
-        size = scope.size
+        frame_size = scope.size
+        mentioned = {n.id for n in walk_names(expr)}
+        others = [(name, indices[name]) for name in state.slot_decls if name in mentioned]
+        reads_status = "status" in mentioned
+        value_at, key_at, size_at, status_at, writing_at = (
+            indices["value"], indices["key"], indices["size"], indices["status"], indices["__writing__"])
 
-        def evaluate(bindings: dict):
-            frame = [None] * size
-            key = bindings.get("key")
-            for name in state.slot_decls:
-                if name in bindings:
-                    continue
-                other = state.slots.get(name)
-                frame[indices[name]] = other.read_key(key) if other is not None and key is not None else None
-            for name, value in bindings.items():
-                if name in indices:
-                    frame[indices[name]] = value
-                if name in state.slot_decls:
-                    frame[indices["__writing__"]] = name
-            if "status" not in bindings and state.machines is not None and key is not None:
-                frame[indices["status"]] = state.machines.status(key)
+        def evaluate(slot_name: str, value, key, size: int, status=None):
+            frame = [None] * frame_size
+            if key is not None:
+                for name, index in others:
+                    other = state.slots.get(name)
+                    if other is not None and name != slot_name:
+                        frame[index] = other.read_key(key)
+            frame[indices[slot_name]] = value
+            frame[value_at], frame[key_at], frame[size_at], frame[writing_at] = value, key, size, slot_name
+            if reads_status:
+                if status is None and state.machines is not None and key is not None:
+                    status = state.machines.status(key)
+                frame[status_at] = status
             return body(frame)
 
         return evaluate
@@ -515,8 +505,7 @@ class Runtime:
                 if key not in slot.data:
                     continue
                 value = slot.data[key]
-                result = invariant.evaluate({slot.name: value, "value": value, "key": key,
-                                             "size": len(slot.data), "status": target})
+                result = invariant.evaluate(slot.name, value, key, len(slot.data), target)
                 if result is not True:
                     raise SomaError("invariant", f"moving '{key}' to {target} breaks invariant {invariant.text}",
                                     node.span)
@@ -654,6 +643,37 @@ class ContextBuiltins:
 
 
 _ABSENT = object()
+
+
+def builtin_target(name: str, nargs: int, node):
+    """A pure builtin as a call target: arity checked once, errors located at the call."""
+    entry = BUILTINS[name]
+    if nargs < entry.min_args or (entry.max_args is not None and nargs > entry.max_args):
+        return locating(node, lambda values: call_builtin(name, values))
+    function = entry.fn
+
+    def run(values):
+        try:
+            return function(*values)
+        except SomaError as err:
+            raise located(node, err)
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError):
+            raise located(node, argument_error(name, values)) from None
+        except OverflowError:
+            raise SomaError("range", f"{name}(): number out of range", node.span) from None
+
+    return run
+
+
+def locating(node, target):
+    """A call target whose span-less errors get the call's span."""
+    def run(values):
+        try:
+            return target(values)
+        except SomaError as err:
+            raise located(node, err)
+
+    return run
 
 
 def arity(values: list, count: int, name: str) -> None:

@@ -55,7 +55,7 @@ class CompiledInvariant:
     """
 
     def __init__(self, node: ast.Invariant, text: str, guarded: set[str],
-                 evaluate: Callable[[dict], object]):
+                 evaluate: Callable[..., object]):
         self.node = node
         self.text = text
         self.guarded = guarded
@@ -69,8 +69,7 @@ class CompiledInvariant:
         """Refuse the write (kind `invariant`) when the invariant fails on it."""
         values = value if isinstance(value, list) and slot.is_list and key is None else [value]
         for item in values:
-            bindings = {slot.name: item, "value": item, "key": key, "size": size}
-            result = self.evaluate(bindings)
+            result = self.evaluate(slot.name, item, key, size)
             if result is not True:
                 if result is not False:
                     raise SomaError("type", f"invariant {self.text} must be a Bool, got {type_of(result)}",
@@ -122,10 +121,12 @@ class Slot:
 
     def write(self, key, value, node=None):
         """`slot.set(key, value)` / `slot[key] = value`, checked then journaled."""
-        value = self.typed(value, node)
+        if self.element_check is not None:
+            value = self.typed(value, node)
         if self.is_list:
             return self.write_index(key, value, node)
-        key = normal_key(key)
+        if type(key) is not str:
+            key = normal_key(key)
         data = self.data
         old = data.get(key, MISSING)
         size = len(data) + (1 if old is MISSING else 0)
@@ -136,7 +137,8 @@ class Slot:
         else:
             self.journal.record(lambda: data.__setitem__(key, old))
         data[key] = value
-        self.changed()
+        if self.on_change is not None:
+            self.on_change(self)
         return None
 
     def write_index(self, index, value, node=None):

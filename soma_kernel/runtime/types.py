@@ -15,14 +15,15 @@ from ..syntax import ast
 from .values import Variant, type_of
 
 
-def _identity(value):
+def identity(value):
+    """The checker of an unconstrained type: accepts anything."""
     return value
 
 
 def value_checker(ref: Optional[ast.TypeRef], runtime, param: Optional[str] = None) -> Callable:
     """A checker for values of the written type `ref`."""
     if ref is None or ref.name in ("Any", "T"):
-        return _identity
+        return identity
     where = f" for {param}" if param else ""
     name = ref.name
     if name == "Int":
@@ -39,7 +40,7 @@ def value_checker(ref: Optional[ast.TypeRef], runtime, param: Optional[str] = No
         return _map(ref, runtime, where)
     if name in runtime.types:
         return _sum_type(name, where)
-    return _identity
+    return identity
 
 
 def _refuse(expected: str, value, where: str):
@@ -73,7 +74,7 @@ def _list(ref: ast.TypeRef, runtime, where: str):
     def check(value):
         if type(value) is not list:
             _refuse(ref.render(), value, where)
-        if element is None or element is _identity:
+        if element is None or element is identity:
             return value
         return [element(v) for v in value]
 
