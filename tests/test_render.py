@@ -60,6 +60,7 @@ ROUND_TRIPS = [
     "1.5",
     '"a \\"q\\" \\n"',
     '"order {order_id}: {a + 1}"',
+    '"got {f(\\"a\\")}"',
     "try { … }",
     "try { … }?",
     "match x { … }",

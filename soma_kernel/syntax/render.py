@@ -177,7 +177,10 @@ def _render_interp(node: ast.InterpString, rendered: dict) -> str:
             text = part if node.triple else "".join(_STRING_ESCAPES.get(c, c) for c in part)
             pieces.append(text.replace("{", "{{").replace("}", "}}"))
         else:
-            pieces.append("{" + rendered[id(part)][0] + "}")
+            segment = rendered[id(part)][0]
+            if not node.triple:
+                segment = segment.replace("\\", "\\\\").replace('"', '\\"')
+            pieces.append("{" + segment + "}")
     quote = '"""' if node.triple else '"'
     return quote + "".join(pieces) + quote
 
