@@ -152,3 +152,26 @@ def test_near_miss_cell_name_is_an_error(tmp_path):
                          capture_output=True, text=True, encoding="utf-8")
     assert "did you mean 'Payments'?" in run.stdout
     assert run.returncode == 1
+
+
+def test_mutual_recursion_warns_and_decreasing_recursion_passes():
+    source = ('cell C {\n    state m {\n        initial: a\n        a -> b\n    }\n'
+              '    on ping(n: Int) { return pong(n) }\n'
+              '    on pong(n: Int) { return ping(n) }\n'
+              '    on down(n: Int) {\n        if n <= 0 { return 0 }\n        return down(n - 1)\n    }\n'
+              '    on go(id: String) { transition(id, "b") }\n}\n')
+    text = render_text(verify_program(parse(source, "c.cell"), None, "c.cell"))
+    assert "⚠ handler `ping`: recursive call without provable decreasing argument" in text
+    assert "⚠ handler `pong`: recursive call without provable decreasing argument" in text
+    assert "handler `down`" not in text
+
+
+def test_api_render_matches_cli_for_seed():
+    folder = os.path.join(os.path.dirname(__file__), "seeds", "triage_agent")
+    with open(os.path.join(folder, "triage_agent.cell"), encoding="utf-8") as handle:
+        program = parse(handle.read(), "triage_agent.cell")
+    report = verify_program(program, None, "triage_agent.cell")
+    with open(os.path.join(folder, "expected", "verify.txt"), encoding="utf-8") as handle:
+        assert render_text(report) == handle.read()
+    assert report.machines[0].temporal[0].property == "deadlock_free"
+    assert report.tallies == (11, 0, 0)

@@ -1,6 +1,17 @@
 """`soma-kernel verify`: model checking, refinement, invariant proofs and the report.
 
-Public entry points: `verify_program(program, project, path) -> VerifyReport`
-(in `.report`'s data model, built by `.checks`), `render_text(report)` and
-`render_json(report)`; the CLI is `.command.main(argv)`.
+Entry points for other components (the kernel renders widgets from the
+structured report and highlights counter-examples on diagrams):
+- `verify_program(program, project, path, strict=False) -> VerifyReport`
+- `render_text(report) -> str` (exactly the CLI text), `render_json(report) -> str`
+The CLI is `command.main(argv)`; `command.run(...)` adds the `soma check` gate.
 """
+
+from .checks import verify_program
+from .report import CheckGroup, CheckLine, MachineReport, Step, VerifyReport, render_json, render_text
+from .temporal import TemporalResult
+
+__all__ = [
+    "verify_program", "render_text", "render_json", "VerifyReport", "MachineReport", "CheckLine",
+    "CheckGroup", "Step", "TemporalResult",
+]

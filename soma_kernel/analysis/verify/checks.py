@@ -59,7 +59,7 @@ def _verify(program: ast.Program, project: Optional[object], path: str, strict: 
     titles = _machine_titles(index)
     props = user_properties(settings)
     for info in index.cells.values():
-        if info.model is None:
+        if info.model is None or not info.model.states:
             continue
         graph = Graph(info.model)
         bodies = cell_bodies(info.handlers, info.decl.scheduled)

@@ -70,7 +70,9 @@ def _takes(site, declared: ast.Edge, model: MachineModel) -> bool:
         return False
     if site.source is None:
         return True
-    return declared.src == "*" and site.source not in declared.excepts or site.source == declared.src
+    if declared.src == "*":
+        return site.source != declared.dst and site.source not in declared.excepts
+    return site.source == declared.src
 
 
 def _reassigns(body: ast.Block, guard: ast.Expr) -> bool:
