@@ -76,7 +76,7 @@ class PySlot:
         return amount
 
 
-def timed(function, repeat: int = 3) -> float:
+def timed(function, repeat: int = 7) -> float:
     """The best of `repeat` wall-clock timings of `function()`, in seconds."""
     best = float("inf")
     for _ in range(repeat):

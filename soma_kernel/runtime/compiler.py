@@ -1168,6 +1168,14 @@ class HandlerSource:
         exec(code, namespace)
         return namespace["invoke"]
 
+    def expression_function(self, expr, scope: Scope, name: str) -> Callable[[list], object]:
+        """One expression as a generated `evaluate(f) -> value` function."""
+        text = self.expr(expr, scope)
+        self.lines = ["def evaluate(f):", f"    return {text}"]
+        namespace = dict(self.constants)
+        exec(compile("\n".join(self.lines) + "\n", f"<soma {name}>", "exec"), namespace)
+        return namespace["evaluate"]
+
     def argument(self, position: int, check, param) -> str:
         """The text storing argument `position` in the frame, checked against its type."""
         if check is None:

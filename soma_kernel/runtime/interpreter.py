@@ -201,8 +201,8 @@ class Runtime:
 
     # ------------------------------------------------------------ running code
 
-    def invoke(self, run: Callable[[], object]):
-        """Run `run()` as one atomic top-level invocation.
+    def invoke(self, run: Callable[..., object], *args):
+        """Run `run(*args)` as one atomic top-level invocation.
 
         Every change it makes is undone if it raises; a Python stack
         exhausted by deep Soma recursion becomes kind `stack_overflow`.
@@ -214,7 +214,7 @@ class Runtime:
         agent.budget = None
         agent.used = 0
         try:
-            value = run()
+            value = run(*args)
         except RecursionError:
             self.journal.rollback(0)
             raise SomaError("stack_overflow", "recursion too deep (the call stack is exhausted)",
@@ -234,8 +234,7 @@ class Runtime:
             node = ast.Call(handler, [], cell=cell)
             cached = (self.generation, self.resolve_call(node, None, len(args)))
             self.call_targets[key] = cached
-        target, args = cached[1], list(args)
-        return self.invoke(lambda: target(args))
+        return self.invoke(cached[1], list(args))
 
     def compile_statement(self, stmt: ast.Stmt, env: dict):
         """A session/test statement compiled against the session variables."""
@@ -468,7 +467,7 @@ class Runtime:
         indices = {n: scope.declare(n) for n in names}
         compiler = Compiler(self, state)
         compiler.invariant_mode = True
-        body = compiler.expr(expr, scope)
+        body = HandlerSource(compiler).expression_function(expr, scope, f"invariant of {state.name}")
         frame_size = scope.size
         mentioned = {n.id for n in walk_names(expr)}
         others = [(name, indices[name]) for name in state.slot_decls if name in mentioned]

@@ -67,16 +67,31 @@ class CompiledInvariant:
 
     def check(self, slot: "Slot", key, value, size: int) -> None:
         """Refuse the write (kind `invariant`) when the invariant fails on it."""
-        values = value if isinstance(value, list) and slot.is_list and key is None else [value]
-        for item in values:
-            result = self.evaluate(slot.name, item, key, size)
-            if result is not True:
-                if result is not False:
-                    raise SomaError("type", f"invariant {self.text} must be a Bool, got {type_of(result)}",
-                                    self.node.span)
-                where = f"[{display_key(key)}]" if key is not None else ""
-                raise SomaError("invariant", f"{slot.name}{where} = {display(item)} violates invariant {self.text}",
-                                self.node.span)
+        if key is None and slot.is_list and isinstance(value, list):
+            for item in value:
+                self.check_one(slot, key, item, size)
+            return
+        if self.evaluate(slot.name, value, key, size) is not True:
+            self.check_one(slot, key, value, size)
+
+    def check_one(self, slot: "Slot", key, item, size: int) -> None:
+        """Check one candidate value, raising the refusal."""
+        result = self.evaluate(slot.name, item, key, size)
+        if result is True:
+            return
+        if result is not False:
+            raise SomaError("type", f"invariant {self.text} must be a Bool, got {type_of(result)}",
+                            self.node.span)
+        where = f"[{display_key(key)}]" if key is not None else ""
+        raise SomaError("invariant", f"{slot.name}{where} = {display(item)} violates invariant {self.text}",
+                        self.node.span)
+
+
+def located_at(node, err: SomaError) -> SomaError:
+    """`err`, given `node`'s span when it has none."""
+    if err.span.line == 0 and node is not None:
+        err.span = node.span
+    return err
 
 
 def display_key(key) -> str:
@@ -121,8 +136,12 @@ class Slot:
 
     def write(self, key, value, node=None):
         """`slot.set(key, value)` / `slot[key] = value`, checked then journaled."""
-        if self.element_check is not None:
-            value = self.typed(value, node)
+        check = self.element_check
+        if check is not None:
+            try:
+                value = check(value)
+            except SomaError as err:
+                raise located_at(node, err)
         if self.is_list:
             return self.write_index(key, value, node)
         if type(key) is not str:
@@ -204,9 +223,7 @@ class Slot:
         try:
             return self.element_check(value)
         except SomaError as err:
-            if err.span.line == 0 and node is not None:
-                err.span = node.span
-            raise
+            raise located_at(node, err)
 
     def changed(self) -> None:
         """Tell an observer (persistence) that the slot changed."""
