@@ -34,7 +34,6 @@ def check_magic(session, run, args: str, body) -> None:
 
 def verify_magic(session, run, args: str, body) -> None:
     """%verify [--strict]: model-check the session's machines; shows the verify widget."""
-    from ...analysis.model import models_of
     from ...analysis.verify import verify_program
     from ..widgets import verify_widget
 
@@ -43,13 +42,13 @@ def verify_magic(session, run, args: str, body) -> None:
         raise MagicError("usage: %verify [--strict]")
     program, _ = _program(session)
     report = verify_program(program, session.project, SESSION_ORIGIN, strict=bool(words))
-    _widget, bundle = verify_widget(report, models_of(program))
+    _widget, bundle = verify_widget(report)
     run.show(bundle)
 
 
 def test_magic(session, run, args: str, body) -> None:
     """%test [Name]: run the session's test cells (or one) as `soma test` does; shows the test widget."""
-    from ...testing.runner import run_tests
+    from ...testing.runner import Output, run_tests
     from ..widgets import test_widget
 
     words = split_args(args, "%test [TestCell]")
@@ -58,7 +57,8 @@ def test_magic(session, run, args: str, body) -> None:
     program, _ = _program(session)
     if words:
         program = _only_test(program, words[0])
-    report = run_tests(program, session.project, SESSION_ORIGIN)
+    quiet = Output(out=lambda line: None, err=lambda line: None)  # the widget's text twin shows every line
+    report = run_tests(program, session.project, SESSION_ORIGIN, output=quiet)
     _widget, bundle = test_widget(report)
     run.show(bundle)
 
