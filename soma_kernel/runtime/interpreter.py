@@ -26,7 +26,7 @@ from .compiler import RETURN, Compiler, HandlerSource, Scope, located
 from .machines import MachineInstances, Transitions
 from .memory import CompiledInvariant, Journal, Slot
 from .types import identity, value_checker
-from .values import Variant, display
+from .values import Variant, display, from_json
 
 RECURSION_LIMIT = 8000
 
@@ -121,6 +121,7 @@ class Runtime:
         self.test_states: dict[str, CellState] = {}
         self.generation = 0
         self.call_targets: dict[tuple, tuple] = {}
+        self.store = None
         self.guard_cache: dict[tuple, Callable] = {}
         self.context = ContextBuiltins(self)
 
@@ -163,6 +164,11 @@ class Runtime:
         """Index every declared variant by name."""
         self.variants = {v.name: (t.name, v) for t in self.types.values() for v in t.variants}
 
+    def variant_kinds(self) -> dict:
+        """Variant name -> (sum type, "unit"|"struct"|"tuple"), for rebuilding variants from JSON."""
+        return {name: (type_name, "struct" if v.fields is not None else "tuple" if v.items is not None else "unit")
+                for name, (type_name, v) in self.variants.items()}
+
     def rebuild_cell(self, name: str) -> list[str]:
         """(Re)create a cell's state, keeping slots and instances that still fit."""
         old = self.cells.get(name)
@@ -171,7 +177,16 @@ class Runtime:
         for handler in flesh.handlers if flesh else []:
             state.add_handler(handler)
         self.cells[name] = state
-        return carry_over(old, state) if old is not None else []
+        messages = carry_over(old, state) if old is not None else []
+        if self.store is not None:
+            self.store.bind(state, self.variant_kinds())
+        return messages
+
+    def attach_store(self, store) -> None:
+        """Keep `[persistent]` slots (and instances, counters) in `store` (runtime.persistence)."""
+        self.store = store
+        for state in self.cells.values():
+            store.bind(state, self.variant_kinds())
 
     def refresh(self) -> None:
         """Invalidate compiled code and call caches after definitions changed."""
@@ -224,6 +239,8 @@ class Runtime:
             raise
         if entries:
             entries.clear()
+        if self.store is not None:
+            self.store.flush()
         return value
 
     def call(self, handler: str, args: list, cell: Optional[str] = None):
@@ -600,6 +617,10 @@ class ContextBuiltins:
             raise SomaError("type", "delegate() takes a cell name, a handler name and its arguments")
         call = ast.Call(display(values[1]), [], cell=display(values[0]), span=node.span)
         return self.rt.qualified_target(call, len(values) - 2)(list(values[2:]))
+
+    def b_from_json(self, values, cell, node):
+        arity(values, 1, "from_json")
+        return from_json(values[0], self.rt.variant_kinds())
 
     def b_trace(self, values, cell, node):
         return [{"_type": kind, **fields} for kind, fields in self.rt.agent.trace]

@@ -96,10 +96,26 @@ class TestReport:
 
 
 def outcome_json(outcome: RuleOutcome) -> dict:
-    """One counted rule as JSON."""
-    return {"rule": outcome.lines[0].strip() if outcome.lines else "", "passed": outcome.passed,
-            "message": "\n".join(line.strip() for line in outcome.lines),
+    """One counted rule as JSON: its source, pass/fail, the report lines without marks."""
+    message = "\n".join(line.strip().lstrip("✓✗ ") for line in outcome.lines)
+    return {"rule": rule_text(outcome.rule), "passed": outcome.passed, "message": message,
             "raised": outcome.raised, "left": outcome.left, "right": outcome.right}
+
+
+def rule_text(rule) -> str:
+    """A rule as written (`assert …`, `assert_fails …`, `property "…"`, `let x`)."""
+    if isinstance(rule, ast.RuleAssert):
+        return f"assert {rule.source}"
+    if isinstance(rule, ast.RuleAssertFails):
+        matching = f" matching {json.dumps(rule.matching, ensure_ascii=False)}" if rule.matching else ""
+        return f"assert_fails {rule.source}{matching}"
+    if isinstance(rule, ast.RuleProperty):
+        return f"property {json.dumps(rule.name, ensure_ascii=False)}"
+    if isinstance(rule, ast.RuleLet):
+        return f"let {rule.name}"
+    if isinstance(rule, ast.RuleMock):
+        return f"mock {rule.target}"
+    return ""
 
 
 class Output:

@@ -1,0 +1,114 @@
+"""`soma-kernel run` and [persistent] slots kept in SQLite between runs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from soma_kernel.runtime import run_command
+from soma_kernel.runtime.interpreter import Runtime
+from soma_kernel.runtime.persistence import SlotStore, default_store_path
+from soma_kernel.syntax.parser import parse
+
+PROGRAM = """
+cell type Level {
+    variants {
+        Low
+        High { by: Int }
+    }
+}
+
+cell Tally {
+    memory {
+        counts: Map<String, Int> [persistent]
+        levels: Map<String, Level> [persistent]
+        scratch: Map<String, Int>
+        invariant counts <= 100
+    }
+    state job {
+        initial: queued
+        queued -> done
+    }
+    on bump(name: String, by: Int) {
+        counts.set(name, (counts.get(name) ?? 0) + by)
+        scratch.set(name, (scratch.get(name) ?? 0) + 1)
+        return map("count", counts.get(name), "scratch", scratch.get(name), "id", next_id())
+    }
+    on level(name: String, by: Int) {
+        levels.set(name, if by > 5 { High { by: by } } else { Low })
+        return levels.get(name)
+    }
+    on finish(id: Int) { transition(id, "done") }
+    on status(id: Int) { get_status(id) }
+    on total(xs: List<Int>, opts: Map) { return sum(xs) + (opts.extra ?? 0) }
+    on flag(yes: Bool, ratio: Float) { return [yes, ratio] }
+    on nothing() { return () }
+}
+"""
+
+
+@pytest.fixture
+def program(tmp_path):
+    """The program written to a temporary folder."""
+    path = tmp_path / "tally.cell"
+    path.write_text(PROGRAM, encoding="utf-8")
+    return str(path)
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr of one `soma-kernel run`."""
+    code = run_command.main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_persistent_slots_survive_between_runs(program, capsys):
+    assert run(capsys, program, "bump", "a", "5") == (0, '{"count":5,"scratch":1,"id":1}\n', "")
+    assert run(capsys, program, "bump", "a", "5") == (0, '{"count":10,"scratch":1,"id":2}\n', "")
+
+
+def test_refused_write_is_not_persisted(program, capsys):
+    run(capsys, program, "bump", "a", "90")
+    code, out, err = run(capsys, program, "bump", "a", "20")
+    assert code == 1 and out == ""
+    assert "invariant: counts[\"a\"] = 110 violates invariant counts <= 100" in err
+    assert run(capsys, program, "bump", "a", "1")[1] == '{"count":91,"scratch":1,"id":2}\n'
+
+
+def test_variants_and_machine_instances_persist(program, capsys):
+    assert run(capsys, program, "level", "x", "9")[1] == '{"_type":"Level","_variant":"High","by":9}\n'
+    assert run(capsys, program, "finish", "7")[1] == '{"id":7,"from":"queued","to":"done"}\n'
+    assert run(capsys, program, "status", "7")[1] == '"done"\n'
+    runtime = Runtime(note=lambda text: None)
+    runtime.load_program(parse(PROGRAM))
+    runtime.attach_store(SlotStore(default_store_path(program)))
+    assert runtime.cells["Tally"].slots["levels"].data["x"].name == "High"
+
+
+def test_fresh_starts_over(program, capsys):
+    run(capsys, program, "bump", "a", "5")
+    assert run(capsys, program, "bump", "a", "1", "--fresh")[1] == '{"count":1,"scratch":1,"id":1}\n'
+
+
+def test_arguments_parse_by_declared_type(program, capsys):
+    assert run(capsys, program, "total", "[1, 2, 3]")[1] == "6\n"
+    assert run(capsys, program, "total", "[1]", '{"extra": 4}')[1] == "5\n"
+    assert run(capsys, program, "flag", "true", "2")[1] == "[true,2.0]\n"
+    code, out, err = run(capsys, program, "bump", "a", "five")
+    assert code == 1 and "argument by: 'five' is not an Int" in err
+
+
+def test_unit_prints_nothing_and_unknown_handler_lists_candidates(program, capsys):
+    assert run(capsys, program, "nothing") == (0, "", "")
+    code, _, err = run(capsys, program, "nope")
+    assert code == 1 and "no handler 'nope' takes 0 arguments — candidates: Tally.nothing" in err
+
+
+def test_store_file_lives_beside_the_program(program, capsys):
+    run(capsys, program, "bump", "b", "1")
+    store = default_store_path(program)
+    assert store.endswith("/.soma_data/tally.sqlite")
+    rows = SlotStore(store).db.execute("SELECT cell, slot, data FROM slots").fetchall()
+    assert ("Tally", "counts", json.dumps({"b": 1}, separators=(",", ":"))) in rows
+    assert all(slot != "scratch" for _, slot, _ in rows)
