@@ -15,8 +15,9 @@ Rules of a notebook session:
   defines; defining a name another notebook cell defined takes it over, with a
   one-line warning naming that cell.
 - Each top-level statement is one atomic invocation; the value of the last
-  expression is the cell's result. `mock` lines feed the session's queues and
-  `assert` lines print ✓/✗ as the test runner does.
+  expression is the cell's result. `mock`, `assert`, `assert_fails` and
+  `property` lines are run by the test runner's `run_rule`: they feed the
+  session's queues and print exactly the ✓/✗ lines of `soma test`.
 - Errors are rendered with `cell[N]:line:col`, the line and a caret, counted
   in the untrimmed cell text; the state is as it was before the failing
   statement. A bug in soma-kernel is an `InternalError`, never a dead kernel.
@@ -40,7 +41,7 @@ from .syntax import ast
 from .syntax.ast import Span
 
 DEFINITION_TYPES = (ast.CellDecl, ast.TypeDecl, ast.TestCell, ast.Flesh)
-RULE_TYPES = (ast.RuleMock, ast.RuleAssert, ast.RuleAssertFails, ast.RuleLet)
+RULE_TYPES = (ast.RuleMock, ast.RuleAssert, ast.RuleAssertFails, ast.RuleLet, ast.RuleProperty)
 SESSION_ORIGIN = "session.cell"
 
 RUNTIME_HINTS = {
@@ -392,51 +393,21 @@ class Session:
     # ------------------------------------------------------------ statements
 
     def _run_statement(self, run: CellRun, node, code: str, origin: str):
-        """Run one top-level statement or rule atomically; returns an ExprStmt's value."""
-        if isinstance(node, ast.RuleAssert):
-            return self._run_assert(run, node, origin)
-        if isinstance(node, ast.RuleAssertFails):
-            return self._run_assert_fails(run, node, origin)
+        """Run one top-level statement or rule atomically; returns an ExprStmt's value.
+
+        Rules (`assert`, `assert_fails`, `mock`, `property`) go through the test
+        runner's `run_rule`, so their ✓/✗ lines are exactly those of `soma test`.
+        """
+        if isinstance(node, RULE_TYPES):
+            from .testing.runner import run_rule
+
+            for line in run_rule(self.runtime, node, self.variables, origin).lines:
+                run.out(line)
+            return None
         try:
             return self.runtime.execute(node, self.variables)
         except SomaError as err:
             raise CellError("SomaError", err.text, self._render_runtime_error(err, node.span, code, origin)) from None
-
-    def _run_assert(self, run: CellRun, node: ast.RuleAssert, origin: str) -> None:
-        """`assert E`: ✓ or ✗ with the line, as `soma test` prints them."""
-        try:
-            value = self.runtime.execute(ast.ExprStmt(node.expr, span=node.expr.span), self.variables)
-        except SomaError as err:
-            run.out(f"  ✗ {origin}:{node.span.line}  assert {node.source} — ERROR: {err.text}")
-            return None
-        if value is True:
-            run.out(f"  ✓ assert {node.source}")
-        elif value is False:
-            run.out(f"  ✗ {origin}:{node.span.line}  assert {node.source} — FAILED")
-        else:
-            from .runtime.values import display
-
-            run.out(f"  ✗ {origin}:{node.span.line}  assert {node.source} — ERROR: "
-                    f"assert needs a Bool, got {display(value)}")
-        return None
-
-    def _run_assert_fails(self, run: CellRun, node: ast.RuleAssertFails, origin: str) -> None:
-        """`assert_fails E [matching "t"]`: ✓ when E raises (the matching text in kind or message)."""
-        matching = f' matching "{node.matching}"' if node.matching is not None else ""
-        head = f"assert_fails {node.source}{matching}"
-        try:
-            value = self.runtime.execute(ast.ExprStmt(node.expr, span=node.expr.span), self.variables)
-        except SomaError as err:
-            if node.matching is None or node.matching in err.kind or node.matching in err.text:
-                run.out(f"  ✓ {head} — raised {err.text}")
-            else:
-                run.out(f"  ✗ {origin}:{node.span.line}  {head} — FAILED: it raised something else: {err.text}")
-            return None
-        from .runtime.values import display
-
-        run.out(f"  ✗ {origin}:{node.span.line}  {head} — FAILED: expected a runtime error, "
-                f"but it succeeded with {display(value)}")
-        return None
 
     # ------------------------------------------------------------ errors
 

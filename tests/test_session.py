@@ -137,7 +137,7 @@ def test_mock_lines_feed_think(session):
     assert value(result) == "scripted reply"
 
 
-def test_asserts_print_check_marks_like_the_test_runner(session):
+def test_asserts_print_exactly_the_test_runner_lines(session):
     session.execute(COUNTER, "a")
     result = session.execute('assert bump(1) == 1\nassert bump(0) == 7\nassert_fails bump(-5) matching "invariant"',
                              "b", count=9)
@@ -145,8 +145,25 @@ def test_asserts_print_check_marks_like_the_test_runner(session):
     assert result.stream_text() == (
         "  ✓ assert bump(1) == 1\n"
         "  ✗ cell[9]:2  assert bump(0) == 7 — FAILED\n"
+        "         left:  1\n"
+        "         right: 7\n"
         "  ✓ assert_fails bump(-5) matching \"invariant\" — raised "
         "invariant: count[\"n\"] = -4 violates invariant count >= 0\n")
+
+
+def test_failed_field_assert_names_the_fields_the_map_has(session):
+    result = session.execute('let m = map("state", "paid")\nassert m.status == "paid"', "a", count=2)
+    assert result.stream_text() == (
+        "  ✗ cell[2]:2  assert m.status == \"paid\" — FAILED\n"
+        "         left:  ()\n"
+        "         right: \"paid\"\n"
+        "         note: .status is () — the map has fields: state\n")
+
+
+def test_a_bad_mock_line_says_so_instead_of_passing_silently(session):
+    result = session.execute("mock approve 3", "a", count=5)
+    assert result.stream_text() == (
+        "  ✗ cell[5]:1  mock approve … — ERROR: type: mock approve takes true or false, got 3\n")
 
 
 def test_print_output_is_recorded_in_order(session):
