@@ -357,7 +357,12 @@ class Session:
         return any(k[1] == name and k not in dropped for k in self.definitions)
 
     def _check_new_definitions(self, items: list, code: str, origin: str, cell_key: str) -> None:
-        """Run `soma check` on the session with these items; refuse them on errors inside them."""
+        """Run `soma check` on the session with these items; refuse them on errors inside them.
+
+        A skeleton agent is checked with its flesh: alone, its signals have no
+        handlers yet, so it is accepted with a note and its errors refuse the
+        `flesh` cell that completes it.
+        """
         if not items:
             return
         from .analysis.check import check_program
@@ -366,9 +371,17 @@ class Session:
         others = [d for d in self.definitions.values() if d.cell_key != cell_key and d.key not in keys]
         pending = others + [Definition(definition_key(i), i, code[i.span.start:i.span.end], origin, code, cell_key)
                             for i in items]
+        pending_keys = {d.key for d in pending}
+        awaiting = {("cell", i.name) for i in items
+                    if getattr(i, "kind", None) == "skeleton" and ("flesh", i.name) not in pending_keys}
+        for _, name in sorted(awaiting):
+            sys.stdout.write(f"note: skeleton {name} is checked when its flesh is defined (`flesh {name} {{ … }}`)\n")
+        blamed = (keys - awaiting) | {("cell", i.name) for i in items if isinstance(i, ast.Flesh)}
+        if not blamed:
+            return
         program, source_map = self._program_of(pending)
         report = check_program(program, self.project)
-        own = [e for e in report.errors if source_map.owner(e.span) in keys]
+        own = [e for e in report.errors if source_map.owner(e.span) in blamed]
         if own:
             rendered = "\n".join(source_map.render(e) for e in own)
             raise CellError("CheckError", own[0].message, rendered)
