@@ -1,6 +1,7 @@
 """Compile `match` patterns into matcher closures `matches(value, frame) -> bool`.
 
-A matcher binds the names its pattern introduces into the frame (at indices
+A variant pattern `Name { field }` also matches a record (a Map whose
+`_type` is Name). A matcher binds the names its pattern introduces into the frame (at indices
 declared in the arm's scope) as it goes; a failed match may leave partial
 bindings, which the arm's scope never exposes.
 """
@@ -77,6 +78,9 @@ def _variant(pattern: ast.PVariant, scope, runtime):
     item_matchers = [compile_pattern(p, scope, runtime) for p in pattern.items or []]
 
     def match_variant(value, f):
+        if isinstance(value, dict):
+            return value.get("_type") == name and not item_matchers and all(
+                field_name in value and matcher(value[field_name], f) for field_name, matcher in field_matchers)
         if not isinstance(value, Variant) or value.name != name:
             return False
         for field_name, matcher in field_matchers:
