@@ -147,7 +147,9 @@ def _verify_section(table: dict, locator: "_KeyLocator") -> VerifySettings:
         elif key == "deadlock_free":
             _expect(isinstance(value, bool), locator, where, key, "a boolean", value)
         elif key in VERIFY_LIST_KEYS:
-            setattr(settings, key, _expect_string_list(value, locator, where, key))
+            # An empty top-level list states no property (the reference's manifest
+            # defaults these keys to []); only `before`/`after` lists must name a state.
+            setattr(settings, key, _expect_string_list(value, locator, where, key, allow_empty=True))
         elif key in ("after", "before"):
             allowed = AFTER_KEYS if key == "after" else BEFORE_KEYS
             parsed = _anchored_tables(value, locator, key, allowed)

@@ -60,11 +60,16 @@ def test_wrong_types():
     assert "'verify.deadlock_free' must be a boolean" in _error('[verify]\ndeadlock_free = 1\n')
 
 
-def test_empty_lists_are_errors_except_cells():
+def test_empty_anchored_lists_are_errors():
     message = _error('[verify.before.paid]\nrequires = []\n')
     assert message.startswith("error: p/soma.toml:2:1: 'verify.before.paid.requires' is an empty list")
-    assert "'verify.eventually' is an empty list" in _error('[verify]\neventually = []\n')
-    assert parse_project_text('[verify]\ncells = []\n', "x").verify.cells == []
+    assert "'verify.after.x.never' is an empty list" in _error('[verify.after.x]\nnever = []\n')
+
+
+def test_empty_top_level_lists_state_no_property():
+    settings = parse_project_text('[verify]\ncells = []\neventually = []\nnever = []\nalways = []\n', "x").verify
+    assert settings.cells == [] and settings.never == [] and settings.eventually == []
+    assert not settings.has_properties
 
 
 def test_toml_syntax_error_has_position():

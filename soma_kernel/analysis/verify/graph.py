@@ -235,3 +235,25 @@ def shortest_cycle_through(graph: Graph, node: int, allowed: list[bool]) -> list
                 parent[nxt] = current
                 queue.append(nxt)
     return [node]
+
+
+def find_fair_lasso(graph: Graph, start: int, target: list[bool]) -> Optional[Lasso]:
+    """The shortest run from `start` that avoids `target` forever under fairness.
+
+    A loop that can still leave towards the target is not a way to avoid it:
+    a state visited forever eventually takes each of its edges (the retry
+    loop `active -> past_due -> active` beside `past_due -> canceled` ends).
+    A run avoids the target only by entering the states that can no longer
+    reach it; from there it ends in a terminal state or loops among them.
+    Returns None when every fair run from `start` meets the target.
+    """
+    can_reach = reachable(graph, [i for i in range(len(graph)) if target[i]], backward=True)
+    trapped = [not flag for flag in can_reach]
+    outside = [not flag for flag in target]
+    prefix = shortest_path(graph, start, trapped, outside)
+    if prefix is None:
+        return None
+    tail = find_lasso(graph, prefix[-1], trapped)
+    offset = len(prefix) - 1
+    loop_start = None if tail.loop_start is None else tail.loop_start + offset
+    return Lasso(prefix[:-1] + tail.path, loop_start)

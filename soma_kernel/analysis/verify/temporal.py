@@ -8,6 +8,9 @@ comes with a counter-example that is as short as possible:
 - liveness (`eventually`, `after … eventually`): a lasso — the shortest
   prefix into a run that avoids the target set forever, either ending in a
   terminal state or looping back (`loop_start` marks where the loop begins).
+  Runs are fair: a loop with an exit towards the target is eventually left
+  (a retry loop beside a cancel edge does not refute `eventually`), so only
+  the states that can no longer reach the target trap a run.
 
 Property count rule (`soma.toml: K user-defined properties loaded`): one per
 printed property line. `eventually`, `always`, `after.X.eventually`,
@@ -23,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ...project import VerifySettings
-from .graph import Graph, find_lasso, reachable, shortest_path
+from .graph import Graph, find_fair_lasso, reachable, shortest_path
 
 
 @dataclass(frozen=True)
@@ -143,7 +146,7 @@ def _always(graph: Graph, prop: Property, seen: list[bool]) -> TemporalResult:
 
 
 def _eventually(graph: Graph, prop: Property, seen: list[bool]) -> TemporalResult:
-    lasso = find_lasso(graph, graph.initial, _complement(graph, prop.states))
+    lasso = find_fair_lasso(graph, graph.initial, graph.mask(prop.states))
     if lasso is None:
         return TemporalResult(prop.title(), True, "all paths eventually satisfy the predicate")
     return _lasso_result(graph, prop, lasso, [], "exists a path that never satisfies the predicate")
@@ -153,7 +156,7 @@ def _after_eventually(graph: Graph, prop: Property, seen: list[bool]) -> Tempora
     anchor = graph.index[prop.anchor]
     if not seen[anchor]:
         return TemporalResult(prop.title(), True, f"state '{prop.anchor}' is unreachable (vacuously true)")
-    lasso = find_lasso(graph, anchor, _complement(graph, prop.states))
+    lasso = find_fair_lasso(graph, anchor, graph.mask(prop.states))
     if lasso is None:
         return TemporalResult(prop.title(), True, f"after '{prop.anchor}', all paths eventually satisfy the predicate")
     prefix = shortest_path(graph, graph.initial, graph.mask([prop.anchor]))
