@@ -189,11 +189,11 @@ class Slot:
         return None
 
     def delete(self, key, node=None):
-        """Remove a key (Map) or an index (List); size invariants are checked."""
+        """Remove a key (Map) or an index (List); True when it existed. Size invariants are checked."""
         data = self.data
         if self.is_list:
             if type(key) is not int or not -len(data) <= key < len(data):
-                return None
+                return False
             index = key % len(data)
             self.check_size(len(data) - 1)
             old = data[index]
@@ -202,13 +202,13 @@ class Slot:
         else:
             key = normal_key(key)
             if key not in data:
-                return None
+                return False
             self.check_size(len(data) - 1)
             old = data[key]
             self.journal.record(lambda: data.__setitem__(key, old))
             del data[key]
         self.changed()
-        return None
+        return True
 
     def check_size(self, size: int) -> None:
         """Re-check invariants that read `size` when a delete shrinks the slot."""
