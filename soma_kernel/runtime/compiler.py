@@ -33,6 +33,7 @@ from typing import Callable, Optional
 from ..diagnostics import SomaError
 from ..syntax import ast
 from . import ops
+from .builtins.collections import range_object
 from .values import Variant, display, type_of
 
 BREAK = "break"
@@ -326,8 +327,24 @@ class Compiler:
 
         return run
 
+    def lazy_range(self, expr, scope: Scope) -> Optional[Eval]:
+        """`range(a, b[, step])` as the iterable of a for-loop: a lazy Python range (no 10^7 cap)."""
+        if not (isinstance(expr, ast.Call) and expr.func == "range" and expr.cell is None
+                and 2 <= len(expr.args) <= 3 and scope.lookup("range") is None
+                and not (self.cell is not None and self.cell.handler("range", len(expr.args)) is not None)):
+            return None
+        args = tuple(self.expr(a, scope) for a in expr.args)
+
+        def make(f):
+            try:
+                return range_object(*[a(f) for a in args])
+            except SomaError as err:
+                raise located(expr, err)
+
+        return make
+
     def s_For(self, node: ast.For, scope: Scope) -> Exec:
-        iterable = self.expr(node.iterable, scope)
+        iterable = self.lazy_range(node.iterable, scope) or self.expr(node.iterable, scope)
         inner = scope.child()
         index = inner.declare(node.var)
         body = self.block(node.body, inner)
@@ -1331,8 +1348,9 @@ class HandlerSource:
         self.loop_body(node.body, scope, depth + 1)
 
     def for_stmt(self, node: ast.For, scope: Scope, depth: int) -> None:
-        """`for x in value { }`."""
-        iterable = self.expr(node.iterable, scope)
+        """`for x in value { }` (`range(a, b)` iterated lazily)."""
+        lazy = self.closures.lazy_range(node.iterable, scope)
+        iterable = f"{self.constant(lazy, 'range')}(f)" if lazy is not None else self.expr(node.iterable, scope)
         inner = scope.child()
         index = inner.declare(node.var)
         bound = self.bound_counter(node, depth, "for")

@@ -6,8 +6,10 @@ each cell's live state (slots, machine instances, counters), the agent
 test rule, a notebook statement — goes through `invoke`, which makes it
 atomic: if it raises, every write, delete and transition it made is undone.
 
-Handler bodies are compiled to closures (runtime.compiler) the first time
-they are called, and again after definitions change.
+Handlers are compiled (runtime.compiler: generated Python source, closures
+for the rare constructs) the first time they are called, and again after
+definitions change. A runtime with a SlotStore (runtime.persistence) saves
+`[persistent]` slots after every successful top-level invocation.
 """
 
 from __future__ import annotations
