@@ -250,3 +250,27 @@ def test_unknown_magic_is_a_clear_error(kernel):
     reply, messages = run(client, "%nonsense")
     assert reply["ename"] == "MagicError"
     assert "unknown magic %nonsense" in of_type(messages, "error")[0]["traceback"][0]
+
+
+def test_widget_control_comm_is_answered_before_any_widget_is_shown():
+    manager, client = start_new_kernel(kernel_name="soma")
+    try:
+        comm_id = "control-comm-at-start"
+        opened = client.session.msg("comm_open", {"comm_id": comm_id, "target_name": "jupyter.widget.control",
+                                                  "data": {}})
+        opened["metadata"] = {"version": "1.0.0"}
+        client.shell_channel.send(opened)
+        request = client.session.msg("comm_msg", {"comm_id": comm_id, "data": {"method": "request_states"}})
+        client.shell_channel.send(request)
+        deadline = time.monotonic() + 20
+        answer = None
+        while answer is None and time.monotonic() < deadline:
+            message = client.get_iopub_msg(timeout=max(0.1, deadline - time.monotonic()))
+            if message["msg_type"] == "comm_msg" and message["content"]["comm_id"] == comm_id:
+                answer = message["content"]["data"]
+        assert answer is not None and answer["method"] == "update_states" and answer["states"] == {}
+        reply = client.comm_info(target_name="jupyter.widget.control", reply=True)["content"]
+        assert comm_id in reply["comms"]
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)

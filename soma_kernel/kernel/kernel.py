@@ -13,7 +13,8 @@ Protocol details that matter:
   (cell[N]:line:col, the line, a caret, a hint); SIGINT (interrupt_request)
   becomes a `KeyboardInterrupt` error reply; nothing a cell does stops the kernel.
 - Comms are wired to ipykernel's CommManager so ipywidgets (the verify and
-  test widgets) work in a wrapper kernel.
+  test widgets) work in a wrapper kernel; the widget comm targets are
+  registered at start (ipywidgets itself is imported when a comm opens).
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ class SomaKernel(Kernel):
         comm.get_comm_manager = lambda: self.comm_manager
         for msg_type in ("comm_open", "comm_msg", "comm_close"):
             self.shell_handlers[msg_type] = getattr(self.comm_manager, msg_type)
+        for target, handler in WIDGET_COMM_TARGETS.items():
+            self.comm_manager.register_target(target, _widget_target(handler))
 
     @property
     def session_state(self):
@@ -90,8 +93,6 @@ class SomaKernel(Kernel):
 
     def _send_display(self, bundle: dict) -> None:
         """Send one display_data message for the current cell."""
-        if any(key.startswith("application/vnd.jupyter.widget") for key in bundle):
-            _register_widget_targets()
         self.send_response(self.iopub_socket, "display_data", {"data": bundle, "metadata": {}})
 
     # ------------------------------------------------------------ execute
@@ -170,14 +171,23 @@ class SomaKernel(Kernel):
         return {"status": "ok", "restart": restart}
 
 
-_WIDGET_TARGETS_REGISTERED = False
+WIDGET_COMM_TARGETS = {
+    "jupyter.widget": "handle_comm_opened",
+    "jupyter.widget.control": "handle_control_comm_opened",
+}
 
 
-def _register_widget_targets() -> None:
-    """Register ipywidgets' comm targets once, when the first widget is shown."""
-    global _WIDGET_TARGETS_REGISTERED
-    if not _WIDGET_TARGETS_REGISTERED:
-        import ipywidgets
+def _widget_target(handler_name: str):
+    """A comm target for ipywidgets that imports ipywidgets only when a frontend opens the comm.
 
-        ipywidgets.register_comm_target()
-        _WIDGET_TARGETS_REGISTERED = True
+    Registered at kernel start, so the control comm JupyterLab opens at once
+    (`jupyter.widget.control`, to restore widget state) is answered; the
+    import (~0.2 s) is paid by the first comm, not by every kernel start.
+    """
+
+    def open_widget_comm(comm, message):
+        from ipywidgets import Widget
+
+        return getattr(Widget, handler_name)(comm, message)
+
+    return open_widget_comm
