@@ -72,6 +72,10 @@ cell Ledger {
     on spin() {
         while true {}
     }
+    on deposit_then_spin(who: String) {
+        deposit(who, 1)
+        while true {}
+    }
     on ask(q: String) { return think(q) }
     on ask_json(q: String) { return think_json(q) }
     on budgeted(q: String) {
@@ -302,14 +306,15 @@ def test_deep_recursion_is_a_stack_overflow(rt):
     assert rt.call("one", [3]) == 3  # the runtime still works afterwards
 
 
-def test_infinite_loop_is_interruptible(rt):
+def test_infinite_loop_is_interruptible_and_rolled_back(rt):
     timer = threading.Timer(0.3, _thread.interrupt_main)
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            rt.call("spin", [])
+            rt.call("deposit_then_spin", ["zed"])
     finally:
         timer.cancel()
+    assert rt.cells["Ledger"].slots["balances"].data == {}
     assert rt.call("one", [1]) == 1
 
 

@@ -44,6 +44,8 @@ cell Tally {
     on total(xs: List<Int>, opts: Map) { return sum(xs) + (opts.extra ?? 0) }
     on flag(yes: Bool, ratio: Float) { return [yes, ratio] }
     on nothing() { return () }
+    on learn(k: String, v: Int) { remember(k, v) }
+    on known(k: String) { return recall(k) ?? "unknown" }
 }
 """
 
@@ -84,6 +86,12 @@ def test_variants_and_machine_instances_persist(program, capsys):
     runtime.load_program(parse(PROGRAM))
     runtime.attach_store(SlotStore(default_store_path(program)))
     assert runtime.cells["Tally"].slots["levels"].data["x"].name == "High"
+
+
+def test_remembered_values_persist(program, capsys):
+    assert run(capsys, program, "learn", "pi", "3") == (0, "", "")
+    assert run(capsys, program, "known", "pi")[1] == "3\n"
+    assert run(capsys, program, "known", "e")[1] == '"unknown"\n'
 
 
 def test_fresh_starts_over(program, capsys):

@@ -2,7 +2,8 @@
 
 `SlotStore(path)` keeps one row per (cell, slot) holding the slot's value as
 JSON (variants keep their `_type`/`_variant` and are rebuilt on load), plus
-the cell's state-machine instances and its `next_id` counter. A runtime with
+the cell's state-machine instances, its `next_id` counter and its
+`remember()` memory. A runtime with
 a store loads every persistent slot when a cell is built, marks slots dirty
 as they change, and saves the dirty ones when a top-level invocation
 succeeds — so a rolled-back invocation never reaches the disk. `path`
@@ -21,7 +22,7 @@ from .values import from_json, to_json
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS slots (cell TEXT, slot TEXT, data TEXT, PRIMARY KEY (cell, slot));
-CREATE TABLE IF NOT EXISTS cells (cell TEXT PRIMARY KEY, counter INTEGER, machines TEXT);
+CREATE TABLE IF NOT EXISTS cells (cell TEXT PRIMARY KEY, counter INTEGER, machines TEXT, memory TEXT);
 """
 
 
@@ -63,9 +64,12 @@ class SlotStore:
                 if isinstance(loaded, type(slot.data)):
                     slot.data = loaded
             slot.on_change = lambda changed, cell=state.name: self.dirty.__setitem__((cell, changed.name), changed)
-        row = self.db.execute("SELECT counter, machines FROM cells WHERE cell = ?", (state.name,)).fetchone()
+        row = self.db.execute("SELECT counter, machines, memory FROM cells WHERE cell = ?",
+                              (state.name,)).fetchone()
         if row is not None:
             state.counter = row[0] or 0
+            if row[2]:
+                state.memory.update(from_json(row[2], variants))
             if state.machines is not None and row[1]:
                 saved = json.loads(row[1])
                 states = set(state.model.states)
@@ -84,7 +88,8 @@ class SlotStore:
                 if state.machines is not None:
                     machines = json.dumps({"current": list(state.machines.current.items()),
                                            "history": list(state.machines.history.items())})
-                self.db.execute("INSERT OR REPLACE INTO cells VALUES (?, ?, ?)", (cell, state.counter, machines))
+                self.db.execute("INSERT OR REPLACE INTO cells VALUES (?, ?, ?, ?)",
+                                (cell, state.counter, machines, to_json(state.memory)))
         self.dirty.clear()
 
     def close(self) -> None:
