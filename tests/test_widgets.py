@@ -144,3 +144,37 @@ def test_test_widget_escapes_rule_text():
     _, bundle = test_widget(report)
     assert "f(&quot;&lt;b&gt;&quot;)" in bundle["text/html"]
     assert "<b>\"" not in bundle["text/html"]
+
+
+TICKET_CELL = """cell Ticket {
+    state life {
+        initial: open
+        open -> working
+        working -> approved
+        approved -> closed
+        working -> closed
+    }
+    on start(id: String) { transition(id, "working") }
+}"""
+
+
+def test_verify_magic_highlights_a_toml_property_counter_example_in_the_widget(tmp_path):
+    from ipywidgets.widgets.widget import _instances
+
+    from soma_kernel.session import Session
+
+    session = Session(directory=str(tmp_path))
+    assert session.execute(TICKET_CELL, "ticket").ok
+    toml = session.execute('%%toml\n[verify]\ncells = ["Ticket"]\n\n[verify.before.closed]\nrequires = ["approved"]\n')
+    assert toml.ok
+    bundle = session.execute("%verify").displays[0]
+    assert "counter-example: open → working → closed" in bundle["text/plain"]
+    widget = _instances[bundle[WIDGET_MIME]["model_id"]]
+    accordion = widget.children[1]
+    assert accordion.selected_index == 0 and accordion.titles[0].endswith("✗ 1")
+    diagrams = [child.value for child in accordion.children[0].children[1:]]
+    assert len(diagrams) == 1
+    red = 'stroke="#d62728"'
+    edges = {part.split("</title>")[0]: part for part in diagrams[0].split("<title>")[1:]}
+    assert red in edges["open&#45;&gt;working"] and red in edges["working&#45;&gt;closed"]
+    assert red not in edges["working&#45;&gt;approved"] and red not in edges["approved"]
