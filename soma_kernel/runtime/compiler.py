@@ -1190,12 +1190,36 @@ class HandlerSource:
         exec(code, namespace)
         return namespace["invoke"]
 
-    def expression_function(self, expr, scope: Scope, name: str) -> Callable[[list], object]:
-        """One expression as a generated `evaluate(f) -> value` function."""
+    def invariant_function(self, expr, scope: Scope, state, indices: dict, mentioned: set) -> Callable:
+        """An invariant as a generated `evaluate(slot, value, key, size, status=None) -> value`.
+
+        The written slot's name and `value` bind the candidate; `key`,
+        `size`, `status` their values; another slot named in the invariant
+        reads its stored value at the same key.
+        """
         text = self.expr(expr, scope)
-        self.lines = ["def evaluate(f):", f"    return {text}"]
+        cell = self.constant(state, "cell")
+        positions = self.constant(indices, "positions")
+        lines = ["def evaluate(slot_name, value, key, size, status=None):",
+                 f"    f = [None] * {scope.size}",
+                 f"    f[{positions}[slot_name]] = value",
+                 f"    f[{indices['value']}] = value",
+                 f"    f[{indices['key']}] = key",
+                 f"    f[{indices['size']}] = size",
+                 f"    f[{indices['__writing__']}] = slot_name"]
+        others = [name for name in state.slot_decls if name in mentioned]
+        if others:
+            lines.append("    if key is not None:")
+            for name in others:
+                lines.append(f"        if slot_name != {name!r}:")
+                lines.append(f"            f[{indices[name]}] = {cell}.slots[{name!r}].read_key(key)")
+        if "status" in mentioned:
+            lines.append(f"    if status is None and {cell}.machines is not None and key is not None:")
+            lines.append(f"        status = {cell}.machines.status(key)")
+            lines.append(f"    f[{indices['status']}] = status")
+        lines.append(f"    return {text}")
         namespace = dict(self.constants)
-        exec(compile("\n".join(self.lines) + "\n", f"<soma {name}>", "exec"), namespace)
+        exec(compile("\n".join(lines) + "\n", f"<soma invariant of {state.name}>", "exec"), namespace)
         return namespace["evaluate"]
 
     def argument(self, position: int, check, param) -> str:

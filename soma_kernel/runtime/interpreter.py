@@ -476,41 +476,14 @@ class Runtime:
         return ev(bindings)
 
     def invariant_evaluator(self, state: CellState, expr: ast.Expr):
-        """Compile an invariant into `evaluate(slot, value, key, size, status=None)`.
-
-        The written slot's name (and `value`) is the candidate; another slot
-        named in the invariant reads its stored value at the same key;
-        `status` is the instance's state (or the state it is moving to).
-        """
+        """Compile an invariant into `evaluate(slot, value, key, size, status=None)` (see HandlerSource)."""
         names = list(state.slot_decls) + ["value", "key", "size", "status", "__writing__"]
         scope = Scope()
         indices = {n: scope.declare(n) for n in names}
         compiler = Compiler(self, state)
         compiler.invariant_mode = True
-        body = HandlerSource(compiler).expression_function(expr, scope, f"invariant of {state.name}")
-        frame_size = scope.size
         mentioned = {n.id for n in walk_names(expr)}
-        others = [(name, indices[name]) for name in state.slot_decls if name in mentioned]
-        reads_status = "status" in mentioned
-        value_at, key_at, size_at, status_at, writing_at = (
-            indices["value"], indices["key"], indices["size"], indices["status"], indices["__writing__"])
-
-        def evaluate(slot_name: str, value, key, size: int, status=None):
-            frame = [None] * frame_size
-            if key is not None:
-                for name, index in others:
-                    other = state.slots.get(name)
-                    if other is not None and name != slot_name:
-                        frame[index] = other.read_key(key)
-            frame[indices[slot_name]] = value
-            frame[value_at], frame[key_at], frame[size_at], frame[writing_at] = value, key, size, slot_name
-            if reads_status:
-                if status is None and state.machines is not None and key is not None:
-                    status = state.machines.status(key)
-                frame[status_at] = status
-            return body(frame)
-
-        return evaluate
+        return HandlerSource(compiler).invariant_function(expr, scope, state, indices, mentioned)
 
     def check_status_invariants(self, owner: CellState, instance_id, target: str, node) -> None:
         """Invariants reading `status` are re-checked when an instance moves."""
