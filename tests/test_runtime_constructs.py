@@ -218,3 +218,37 @@ def test_reset_clears_state(rt):
     rt.call("record", [1])
     rt.reset()
     assert rt.cells["Calc"].slots["seen"].data == []
+
+
+def test_pathological_nesting_still_compiles():
+    long_sum = " + ".join(f"(n * {i})" for i in range(400))
+    nested = "n"
+    for _ in range(120):
+        nested = f"({nested} + 1)"
+    loops = "total += 1"
+    for i in range(30):
+        loops = f"for i{i} in range(0, 2) {{ if i{i} == 1 {{ continue }} {loops} }}"
+    ifs = "return 7"
+    for i in range(80):
+        ifs = f"if n > {i} {{ {ifs} }}"
+    source = f"""cell Big {{
+        on total(n: Int) {{ return {long_sum} }}
+        on deep(n: Int) {{ return {nested} }}
+        on loops() {{ let total = 0 {loops} return total }}
+        on ifs(n: Int) {{ {ifs} return 0 }}
+    }}"""
+    runtime = Runtime(note=lambda text: None)
+    runtime.load_program(parse(source))
+    assert runtime.call("total", [1]) == sum(range(400))
+    assert runtime.call("deep", [1]) == 121
+    assert runtime.call("loops", []) == 1
+    assert runtime.call("ifs", [100]) == 7 and runtime.call("ifs", [5]) == 0
+
+
+def test_top_level_call_reaches_a_handler_named_like_a_builtin():
+    runtime = Runtime(note=lambda text: None)
+    runtime.load_program(parse("cell S { on sum(n: Int) { return n * 2 } }"))
+    assert runtime.call("sum", [4]) == 8
+    with pytest.raises(SomaError) as caught:
+        runtime.call("missing", [])
+    assert caught.value.kind == "undefined_variable"

@@ -1059,6 +1059,9 @@ COMPARISON_SYMBOLS = frozenset({"<", ">", "<=", ">=", "==", "!="})
 EQUALITY_FAST_TYPES = frozenset({int, str, bool})
 DIRECT_SLOT_METHODS = {("set", 2): "write", ("get", 1): "read_key", ("push", 1): "push",
                        ("append", 1): "push", ("delete", 1): "delete"}
+MAX_INLINE_DEPTH = 40   # Python's parser refuses ~200 nested parentheses
+MAX_BLOCK_DEPTH = 60    # and 100 levels of indentation
+MAX_PYTHON_BLOCKS = 18  # and 20 statically nested for/while/try blocks
 EXACT_PARAM_TYPES = {"Int": "int", "String": "str", "Bool": "bool", "Float": "float"}
 
 
@@ -1129,6 +1132,8 @@ class HandlerSource:
         self.lines: list[str] = []
         self.temps = 0
         self.loops = 0
+        self.nesting = 0
+        self.blocks = 1  # the handler's own try
 
     # ------------------------------------------------------------ helpers
 
@@ -1248,7 +1253,9 @@ class HandlerSource:
         self.block_stmts(block.stmts, scope.child(), depth)
 
     def stmt(self, node, scope: Scope, depth: int) -> None:
-        """One statement; unknown kinds run as a closure."""
+        """One statement; unknown kinds (and blocks nested past MAX_BLOCK_DEPTH) run as a closure."""
+        if depth > MAX_BLOCK_DEPTH:
+            return self.fallback_stmt(node, scope, depth)
         if isinstance(node, ast.ExprStmt):
             if isinstance(node.expr, ast.If):
                 return self.if_stmt(node.expr, scope, depth)
@@ -1265,6 +1272,8 @@ class HandlerSource:
             return self.if_stmt(node, scope, depth)
         if isinstance(node, (ast.Break, ast.Continue)) and self.loops:
             return self.emit(depth, "break" if isinstance(node, ast.Break) else "continue")
+        if isinstance(node, (ast.While, ast.For)) and self.blocks + 2 > MAX_PYTHON_BLOCKS:
+            return self.fallback_stmt(node, scope, depth)
         if isinstance(node, ast.While):
             return self.while_stmt(node, scope, depth)
         if isinstance(node, ast.For):
@@ -1345,7 +1354,9 @@ class HandlerSource:
         caught = self.temp()
         self.emit(depth, "try:")
         self.loops += 1
+        self.blocks += 2
         self.block(body, scope, depth + 1)
+        self.blocks -= 2
         self.loops -= 1
         self.emit(depth, f"except {signal} as {caught}:")
         self.emit(depth + 1, f"if {caught}.kind == 'return':")
@@ -1400,9 +1411,13 @@ class HandlerSource:
                 f"and {fail}({value}, {where})))")
 
     def expr(self, node, scope: Scope) -> str:
-        """One expression as Python source text."""
+        """One expression as Python source text (a closure call past MAX_INLINE_DEPTH)."""
         method = getattr(self, "x_" + type(node).__name__, None)
-        text = method(node, scope) if method is not None else None
+        self.nesting += 1
+        try:
+            text = method(node, scope) if method is not None and self.nesting <= MAX_INLINE_DEPTH else None
+        finally:
+            self.nesting -= 1
         if text is None:
             return f"{self.constant(self.closures.expr(node, scope), 'e')}(f)"
         return text

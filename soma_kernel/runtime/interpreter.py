@@ -247,14 +247,23 @@ class Runtime:
         return value
 
     def call(self, handler: str, args: list, cell: Optional[str] = None):
-        """Call a handler as a top-level invocation (`soma run`, the kernel)."""
+        """Call a handler (never a builtin of the same name) as a top-level invocation (`soma run`, the kernel)."""
         key = (handler, cell, len(args))
         cached = self.call_targets.get(key)
         if cached is None or cached[0] != self.generation:
-            node = ast.Call(handler, [], cell=cell)
-            cached = (self.generation, self.resolve_call(node, None, len(args)))
+            cached = (self.generation, self.handler_target(handler, cell, len(args)))
             self.call_targets[key] = cached
         return self.invoke(cached[1], list(args))
+
+    def handler_target(self, handler: str, cell: Optional[str], nargs: int):
+        """The handler `handler` (of `cell`, or the unique one of that name) taking `nargs` arguments."""
+        node = ast.Call(handler, [], cell=cell)
+        if cell is not None:
+            return self.qualified_target(node, nargs)
+        owner = self.unique_handler_owner(handler, nargs, node)
+        if owner is None:
+            return self.undefined_function(handler, nargs, node)
+        return self.bound_handler(owner, owner.handler(handler, nargs))
 
     def compile_statement(self, stmt: ast.Stmt, env: dict):
         """A session/test statement compiled against the session variables."""
