@@ -1,6 +1,8 @@
 """Each check of `soma check`, on small programs written for it: the message
 and its file:line:col."""
 
+from pathlib import Path
+
 import pytest
 
 from soma_kernel.analysis.check import check_program
@@ -370,3 +372,10 @@ def test_summary_counts_notes(notes, summary):
         f"    on ask(q: String) {{ return think(q, map(\"max_tokens\", 50)) }}\n}}\n" for i in range(notes))
     report = check(cells or "cell A {\n    on f() { return 1 }\n}\n")
     assert report.summary() == summary
+
+
+def test_web_ring_response_builtin_is_known():
+    source = (Path(__file__).parent / "check_cases" / "web_route.cell").read_text(encoding="utf-8")
+    assert check(source).errors == []
+    assert only_error("cell A {\n    on f() { return response(404) }\n}\n")[1].startswith(
+        "builtin response() takes at least 2")
