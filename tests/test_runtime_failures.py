@@ -289,9 +289,8 @@ def test_unknown_function(rt):
 
 
 def test_wrong_argument_type_at_the_boundary(rt):
-    with pytest.raises(SomaError) as caught:
-        rt.call("one", ["seven"])
-    assert caught.value.kind == "type" and "expected Int for one(n), got String" in caught.value.text
+    error = failure(rt, "one", "seven")
+    assert error.kind == "type" and "expected Int for one(n), got String" in error.text
 
 
 def test_division_by_zero_is_located(rt):

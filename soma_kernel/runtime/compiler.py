@@ -1076,6 +1076,17 @@ def located_op(function, node):
     return run
 
 
+def located_check(check, node):
+    """A type checker whose span-less refusals get `node`'s span (the parameter)."""
+    def run(value):
+        try:
+            return check(value)
+        except SomaError as err:
+            raise located(node, err)
+
+    return run
+
+
 def located_neg(node):
     """Unary minus whose span-less errors get `node`'s span."""
     def run(value):
@@ -1231,7 +1242,7 @@ class HandlerSource:
         """The text storing argument `position` in the frame, checked against its type."""
         if check is None:
             return f"args[{position}]"
-        checker = self.constant(check, "chk")
+        checker = self.constant(located_check(check, param), "chk")
         exact = EXACT_PARAM_TYPES.get(param.type.name) if param.type is not None else None
         if exact is None:
             return f"{checker}(args[{position}])"
