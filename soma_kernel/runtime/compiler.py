@@ -1185,7 +1185,7 @@ class HandlerSource:
         signal = self.constant(ControlSignal, "signal")
         self.emit(0, "def invoke(args):")
         self.emit(1, f"if {mocks}.handlers:")
-        self.emit(2, f"mocked = {mocked}({mock_name!r}, {decl.name!r})")
+        self.emit(2, f"mocked = {mocked}({mock_name!r}, {decl.name!r}, {self.constant(decl.span, 'span')})")
         self.emit(2, "if mocked is not None:")
         self.emit(3, "return mocked()")
         if params and params[-1].type is not None and params[-1].type.name == "Map":

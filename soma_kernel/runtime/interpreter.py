@@ -323,8 +323,8 @@ class Runtime:
         source = HandlerSource(Compiler(self, state))
         return source.handler(decl, params, checks, Scope(), f"{state.name}.{decl.name}")
 
-    def mocked_handler(self, qualified: str, bare: str):
-        """A scripted result for a handler mocked with `mock Cell.h …` / `mock h …`."""
+    def mocked_handler(self, qualified: str, bare: str, span: ast.Span = ast.NO_SPAN):
+        """A scripted result for a handler mocked with `mock Cell.h …` / `mock h …` (errors located at `span`)."""
         queue = self.mocks.handlers.get(qualified) or self.mocks.handlers.get(bare)
         if not queue:
             return None
@@ -333,8 +333,10 @@ class Runtime:
             text = display(value)
             error_kind = text.split(": ", 1)[0] if ": " in text else "error"
             detail = text.split(": ", 1)[1] if ": " in text else text
+
             def fail():
-                raise SomaError(error_kind, detail, text=text)
+                raise SomaError(error_kind, detail, span, text=text)
+
             return fail
         return lambda: value
 
