@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import os
+import re
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -43,6 +44,8 @@ from .syntax.ast import Span
 DEFINITION_TYPES = (ast.CellDecl, ast.TypeDecl, ast.TestCell, ast.Flesh)
 RULE_TYPES = (ast.RuleMock, ast.RuleAssert, ast.RuleAssertFails, ast.RuleLet, ast.RuleProperty)
 SESSION_ORIGIN = "session.cell"
+LINE_WORDS = re.compile(r"\((lines?) (\d+)(?:–(\d+))?\)")
+SESSION_POSITION = re.compile(re.escape(SESSION_ORIGIN) + r":(\d+)(?::(\d+))?")
 
 RUNTIME_HINTS = {
     "undefined_variable": "define it in an earlier cell (top-level `let` lines are kept) or check the spelling",
@@ -507,6 +510,35 @@ class SourceMap:
         end_line, end_col = line_col(span.end_line, span.end_col)
         return part, Span(line, col, end_line, end_col, span.start + shift, span.end + shift)
 
+    def place(self, line: int, col: Optional[int] = None) -> str:
+        """`cell[N]:line[:col]` in the notebook cell of a combined-text position (1-based)."""
+        if not self.definitions or line <= 0:
+            return f"{SESSION_ORIGIN}:{line}" + (f":{col}" if col is not None else "")
+        offset = _line_offset(self.text, line) + max((col or 1) - 1, 0)
+        part, span = self.to_cell(Span(line, col or 1, line, col or 1, offset, offset))
+        return f"{part.origin}:{span.line}" + (f":{span.col}" if col is not None else "")
+
+    def relabel(self, text: str) -> str:
+        """`text` with every `session.cell:line[:col]` replaced by its notebook cell position."""
+
+        def moved(match) -> str:
+            col = match.group(2)
+            return self.place(int(match.group(1)), int(col) if col else None)
+
+        return SESSION_POSITION.sub(moved, text)
+
+    def relabel_line_words(self, text: str) -> str:
+        """`text` with each `(line N)` / `(lines A–B)` of the combined text as `(cell[N]:line)` / `(cell[N]:A–B)`."""
+
+        def moved(match) -> str:
+            first = self.place(int(match.group(2)))
+            if match.group(3) is None:
+                return f"({first})"
+            last = self.place(int(match.group(3))).rsplit(":", 1)[1]
+            return f"({first}–{last})"
+
+        return LINE_WORDS.sub(moved, text)
+
     def render(self, diagnostic: Diagnostic) -> str:
         """A diagnostic of the combined program, rendered at its place in its notebook cell."""
         if diagnostic.span.line <= 0 or not self.definitions:
@@ -535,6 +567,17 @@ def combined_text(definitions: list[Definition]) -> tuple[str, list[int]]:
         parts.append(definition.text)
         offset += len(definition.text) + 2
     return "\n\n".join(parts) + ("\n" if parts else ""), starts
+
+
+def _line_offset(text: str, line: int) -> int:
+    """Offset of the first character of 1-based `line` in `text`."""
+    offset = 0
+    for _ in range(line - 1):
+        found = text.find("\n", offset)
+        if found < 0:
+            return len(text)
+        offset = found + 1
+    return offset
 
 
 def _inside(span: Span, outer: Span) -> bool:

@@ -138,3 +138,45 @@ def test_skeleton_magic_on_the_triage_seed_and_on_a_plain_cell(session):
     assert "label" in fresh.execute("%skeleton Triage.label").stream_text()
     refused = session.execute("%skeleton Counter.bump")
     assert refused.error_name == "MagicError" and "not a skeleton agent" in refused.error
+
+
+def test_test_magic_failures_point_at_the_notebook_cell_of_the_rule(session):
+    rules = ('cell test T {\n    rules {\n        assert bump(1) == 1\n        mock think "x"\n'
+             '        assert bump(-5) == 3\n        assert bump(0) == 9\n    }\n}')
+    assert session.execute(rules, "tests", count=2).ok
+    text = session.execute("%test", count=3).displays[0]["text/plain"]
+    assert text == (
+        "test T ...\n"
+        "  ✓ assert bump(1) == 1\n"
+        "  ✗ cell[2]:5  assert bump(-5) == 3 — ERROR: invariant: count[\"n\"] = -4 violates invariant count >= 0\n"
+        "note: cell[2]:5: discarded 1 unused mock(s) after the rule raised: mock think \"x\"\n"
+        "  ✗ cell[2]:6  assert bump(0) == 9 — FAILED\n"
+        "         left:  1\n"
+        "         right: 9\n"
+        "\n"
+        "3 tests: 1 passed, 2 failed\n")
+
+
+def test_verify_refuses_on_check_errors_shown_at_their_notebook_cell(tmp_path):
+    fresh = Session(directory=str(tmp_path))
+    assert fresh.execute(GREETER, "greeter", count=1).ok
+    user = 'cell User {\n    on hello() {\n        return Greeter.greet("ann")\n    }\n}'
+    assert fresh.execute(user, "user", count=2).ok
+    assert fresh.execute(GREETER.replace("greet", "wave"), "greeter", count=3).ok
+    text = fresh.execute("%verify").displays[0]["text/plain"]
+    assert text == (
+        "Verifying session.cell...\n"
+        "error: cell[2]:3:16: cell 'Greeter' has no handler 'greet'\n"
+        "3 |         return Greeter.greet(\"ann\")\n"
+        "  |                ^^^^^^^^^^^^^^^^^^^^\n"
+        "  hint: declare `on greet(…)` in cell 'Greeter' or fix the name\n"
+        "VERIFY FAILED — soma check failed\n")
+
+
+def test_source_map_places_combined_lines_in_their_cells(session):
+    session.execute(GREETER, "greeter", count=5)
+    _, source_map = session.program()
+    greeter_start = source_map.text.index("cell Greeter")
+    line = source_map.text.count("\n", 0, greeter_start) + 1
+    assert source_map.place(line + 5, 16) == "cell[5]:6:16"
+    assert source_map.relabel(f"x session.cell:{line + 1} y session.cell:3:4") == "x cell[5]:2 y cell[1]:3:4"

@@ -172,6 +172,11 @@ def test_triage_skeleton_magic_shows_the_frame_and_the_body(triage):
     assert text.startswith("skeleton agent Triage — signal label(id: String, text: String) -> String")
     assert "    writes labels, seen\n    reads  none\n    moves  inbox -> urgent, inbox -> routine\n" in text
     assert text.endswith("  ✓ the body stays inside its frame\n")
+    flesh = triage.triage_flesh
+    label_line = flesh[:flesh.index("on label(")].count("\n") + 1
+    assert text.split("\n")[0].endswith("-> String (cell[1]:33)")  # the CLI's line 33: cell[1] starts the file
+    assert f"  flesh body: on label (cell[2]:{label_line}–" in text
+    assert f"    calls  classify() (cell[2]:{label_line + 1})" in text
 
 
 def test_triage_flesh_calling_think_from_stats_is_refused_at_its_caret(triage):

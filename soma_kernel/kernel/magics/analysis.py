@@ -33,32 +33,50 @@ def check_magic(session, run, args: str, body) -> None:
 
 
 def verify_magic(session, run, args: str, body) -> None:
-    """%verify [--strict]: model-check the session's machines; shows the verify widget."""
+    """%verify [--strict]: `soma check` then model-check the session's machines; shows the verify widget.
+
+    As on the command line, check errors refuse to verify; they are shown at
+    their notebook cells (cell[N]:line:col).
+    """
+    from ...analysis.check import check_program
     from ...analysis.verify import verify_program
+    from ...analysis.verify.report import VerifyReport
     from ..widgets import verify_widget
 
     words = split_args(args, "%verify [--strict]")
     if any(w != "--strict" for w in words):
         raise MagicError("usage: %verify [--strict]")
-    program, _ = _program(session)
-    report = verify_program(program, session.project, SESSION_ORIGIN, strict=bool(words))
+    program, source_map = _program(session)
+    checked = check_program(program, session.project)
+    if checked.passed:
+        report = verify_program(program, session.project, SESSION_ORIGIN, strict=bool(words))
+    else:
+        report = VerifyReport(SESSION_ORIGIN, strict=bool(words), check_failed=True)
+        report.check_errors = [source_map.render(error) for error in checked.errors]
     _widget, bundle = verify_widget(report)
     run.show(bundle)
 
 
 def test_magic(session, run, args: str, body) -> None:
-    """%test [Name]: run the session's test cells (or one) as `soma test` does; shows the test widget."""
+    """%test [Name]: run the session's test cells (or one) as `soma test` does; shows the test widget.
+
+    ✗ lines and notes name the notebook cell of the rule (cell[N]:line).
+    """
     from ...testing.runner import Output, run_tests
     from ..widgets import test_widget
 
     words = split_args(args, "%test [TestCell]")
     if len(words) > 1:
         raise MagicError("usage: %test [TestCell]")
-    program, _ = _program(session)
+    program, source_map = _program(session)
     if words:
         program = _only_test(program, words[0])
     quiet = Output(out=lambda line: None, err=lambda line: None)  # the widget's text twin shows every line
     report = run_tests(program, session.project, SESSION_ORIGIN, output=quiet)
+    report.lines[:] = [source_map.relabel(line) for line in report.lines]
+    for cell in report.cells:
+        for outcome in cell.outcomes:
+            outcome.lines[:] = [source_map.relabel(line) for line in outcome.lines]
     _widget, bundle = test_widget(report)
     run.show(bundle)
 
@@ -91,15 +109,15 @@ def describe_magic(session, run, args: str, body) -> None:
 
 
 def skeleton_magic(session, run, args: str, body) -> None:
-    """%skeleton Cell.signal: one signal's frame, as `soma skeleton` prints it."""
+    """%skeleton Cell.signal: one signal's frame, as `soma skeleton` prints it, lines as cell[N]:line."""
     from ...analysis.skeleton import SkeletonError, skeleton_text
 
     words = split_args(args, "%skeleton Cell.signal")
     if len(words) != 1 or "." not in words[0]:
         raise MagicError("usage: %skeleton Cell.signal")
-    program, _ = _program(session)
+    program, source_map = _program(session)
     try:
-        run.out(skeleton_text(program, words[0]))
+        run.out(source_map.relabel_line_words(skeleton_text(program, words[0])))
     except SkeletonError as err:
         raise MagicError(str(err)) from None
 
