@@ -679,7 +679,7 @@ class Compiler:
         return self.rt.unique_slot_owner(name)
 
     def slot_pseudo_field(self, name: str, node: ast.Field, scope: Scope):
-        """`slot.len`, `slot.size`, `slot.keys`, `slot.values`, `slot.entries`, `slot.last`."""
+        """`slot.len`, `.size`, `.keys`, `.values`, `.entries`, `.last`, `.all` (the whole value)."""
         if node.name not in SLOT_PSEUDO_FIELDS:
             return None
         method = node.name
@@ -952,7 +952,7 @@ def iterate(value, node):
     raise_at(node, "type", f"cannot iterate over {type_of(value)}")
 
 
-SLOT_PSEUDO_FIELDS = frozenset({"len", "size", "keys", "values", "entries", "last"})
+SLOT_PSEUDO_FIELDS = frozenset({"len", "size", "keys", "values", "entries", "last", "all"})
 
 
 def get_field(value, name: str, node):

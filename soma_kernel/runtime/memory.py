@@ -303,5 +303,6 @@ SLOT_METHODS = {
     "push": lambda slot, args, node: slot.push(args[0], node),
     "append": lambda slot, args, node: slot.push(args[0], node),
     "last": _last,
+    "all": lambda slot, args, node: slot.whole(),
 }
 SLOT_ARITY = {"get": 1, "set": 2, "delete": 1, "has": 1, "push": 1, "append": 1}
