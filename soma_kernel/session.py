@@ -21,7 +21,7 @@ Rules of a notebook session:
 - Errors are rendered with `cell[N]:line:col`, the line and a caret, counted
   in the untrimmed cell text; the state is as it was before the failing
   statement. A bug in soma-kernel is an `InternalError`, never a dead kernel.
-- Lines starting with `%` (or `?name`) at the top of a cell are magics
+- Lines starting with `%` (or `?name`, `??name`) at the top of a cell are magics
   (`%help` lists them).
 """
 
@@ -85,7 +85,8 @@ class ExecutionResult:
     """What one `Session.execute` produced.
 
     outputs: streams and display bundles in order; result: the mime bundle of
-    the last expression's value, or None; error: the rendered error text
+    the last expression's value, or None; payloads: execute-reply payloads
+    (`??name` sends its text to the pager); error: the rendered error text
     (header, source line, caret, hint) or None, with `error_name` (`SyntaxError`,
     `CheckError`, `SomaError`, `UserError`, `MagicError`, `KeyboardInterrupt`,
     `InternalError`) and `error_value` (the one-line message).
@@ -93,6 +94,7 @@ class ExecutionResult:
 
     outputs: list[Output] = field(default_factory=list)
     result: Optional[dict] = None
+    payloads: list[dict] = field(default_factory=list)
     error: Optional[str] = None
     error_name: str = ""
     error_value: str = ""
@@ -186,6 +188,10 @@ class CellRun:
             sys.stdout.flush()
             sys.stderr.flush()
             self._display(bundle)
+
+    def page(self, bundle: dict) -> None:
+        """Send a mime bundle to the pager (a `page` payload of the execute reply)."""
+        self.result.payloads.append({"source": "page", "data": bundle, "start": 0})
 
     def fail(self, name: str, value: str, text: str) -> None:
         """Record the cell's error."""

@@ -180,3 +180,12 @@ def test_source_map_places_combined_lines_in_their_cells(session):
     line = source_map.text.count("\n", 0, greeter_start) + 1
     assert source_map.place(line + 5, 16) == "cell[5]:6:16"
     assert source_map.relabel(f"x session.cell:{line + 1} y session.cell:3:4") == "x cell[5]:2 y cell[1]:3:4"
+
+
+def test_double_question_mark_pages_instead_of_showing(session):
+    paged = session.execute("??Counter", count=4)
+    assert paged.ok and paged.displays == [] and paged.stream_text() == ""
+    text = paged.payloads[0]["data"]["text/plain"]
+    assert "signal bump(n: Int) -> Int" in text and "cell Counter — cell[1]:1\ncell Counter {" in text
+    assert session.execute("??nowhere").error == "nothing is known about 'nowhere'"
+    assert "%??" not in session.execute("%nonsense").error

@@ -81,7 +81,7 @@ def _magic_names() -> dict[str, str]:
     """Magic names with their usage."""
     from .magics import registry_of_magics
 
-    return {m.name: m.usage for m in registry_of_magics().values() if m.name != "?"}
+    return {m.name: m.usage for m in registry_of_magics().values() if not m.name.startswith("?")}
 
 
 def complete(session, code: str, cursor_pos: int) -> dict:

@@ -112,7 +112,8 @@ class SomaKernel(Kernel):
         if result.result is not None and not silent:
             self.send_response(self.iopub_socket, "execute_result",
                                {"execution_count": self.execution_count, "data": result.result, "metadata": {}})
-        return {"status": "ok", "execution_count": self.execution_count, "payload": [], "user_expressions": {}}
+        return {"status": "ok", "execution_count": self.execution_count, "payload": result.payloads,
+                "user_expressions": {}}
 
     def _error_reply(self, name: str, value: str, traceback: list[str], silent: bool) -> dict:
         """Publish an `error` message (unless silent) and build the error reply."""

@@ -1,4 +1,4 @@
-"""Kernel magics: `%name args` lines at the top of a cell, `%%toml` cell magics, `?name`.
+"""Kernel magics: `%name args` lines at the top of a cell, `%%toml` cell magics, `?name`, `??name`.
 
 Each module of this package holds one group of magics and lists them in a
 `MAGICS` tuple of `Magic` records; `REGISTRY` maps every name to its record.
@@ -51,7 +51,9 @@ def split_magics(code: str) -> tuple[list[tuple[str, str]], Optional[tuple[str, 
             continue
         if not MAGIC_LINE.match(line) or stripped.startswith("%%"):
             break
-        if stripped.startswith("?"):
+        if stripped.startswith("??"):
+            magics.append(("??", stripped[2:].strip()))
+        elif stripped.startswith("?"):
             magics.append(("?", stripped[1:].strip()))
         else:
             magics.append(_name_and_args(stripped[1:]))
@@ -82,7 +84,7 @@ def lookup(name: str, cell: bool) -> Magic:
     magic = registry.get(name)
     prefix = "%%" if cell else "%"
     if magic is None or magic.cell != cell:
-        known = ", ".join(("%%" if m.cell else "%") + m.name for m in registry.values() if m.name != "?")
+        known = ", ".join(("%%" if m.cell else "%") + m.name for m in registry.values() if not m.name.startswith("?"))
         if magic is not None:
             raise MagicError(f"{prefix}{name}: use it as {'%%' if magic.cell else '%'}{name} ({magic.usage})")
         raise MagicError(f"unknown magic {prefix}{name} — known magics: {known} (see %help)")

@@ -1,4 +1,4 @@
-"""The session itself: %reset [Cell], %help and `?name`."""
+"""The session itself: %reset [Cell], %help, `?name` (help in the cell) and `??name` (help and source, paged)."""
 
 from __future__ import annotations
 
@@ -27,12 +27,13 @@ def help_magic(session, run, args: str, body) -> None:
     """%help: the magics, and how to ask about a name."""
     from . import registry_of_magics
 
-    magics = [m for m in registry_of_magics().values() if m.name != "?"]
+    magics = [m for m in registry_of_magics().values() if not m.name.startswith("?")]
     width = max(len(m.usage) for m in magics)
     lines = ["Soma kernel magics (at the top of a cell):"]
     lines += [f"  {m.usage:<{width}}  {m.doc}" for m in magics]
     lines += [
         f"  {'?name':<{width}}  help on a cell, handler, slot, type, builtin or keyword",
+        f"  {'??name':<{width}}  the same help and the definition's source, in the pager",
         "",
         "Anything else is Soma: declarations (cell, cell type, cell test, flesh) are kept and",
         "replaced when their notebook cell runs again; statements run one by one, atomically;",
@@ -41,21 +42,40 @@ def help_magic(session, run, args: str, body) -> None:
     run.out("\n".join(lines))
 
 
-def question_magic(session, run, args: str, body) -> None:
-    """?name: help on a name (the same text as the inspector's)."""
+def _help_or_error(session, name: str, usage: str) -> str:
+    """The help text on `name`, or a MagicError saying what is missing."""
     from ..inspect import help_text
 
-    name = args.strip()
     if not name:
-        raise MagicError("usage: ?name (a cell, Cell.handler, slot, type, builtin or keyword)")
+        raise MagicError(f"usage: {usage} (a cell, Cell.handler, slot, type, builtin or keyword)")
     text = help_text(session, name)
     if text is None:
         raise MagicError(f"nothing is known about {name!r}")
-    run.show({"text/plain": text})
+    return text
+
+
+def question_magic(session, run, args: str, body) -> None:
+    """?name: help on a name (the same text as the inspector's), shown in the cell."""
+    run.show({"text/plain": _help_or_error(session, args.strip(), "?name")})
+
+
+def definition_source(session, name: str) -> list[str]:
+    """The source of the session's definitions called `name` (the cell before `.`), each under its cell label."""
+    head = name.split(".", 1)[0]
+    return [f"{kind} {defined} — {definition.origin}:{definition.item.span.line}\n{definition.text}"
+            for (kind, defined), definition in session.definitions.items() if defined == head]
+
+
+def page_magic(session, run, args: str, body) -> None:
+    """??name: help on a name and the source of its definition, sent to the pager."""
+    name = args.strip()
+    parts = [_help_or_error(session, name, "??name")] + definition_source(session, name)
+    run.page({"text/plain": "\n\n".join(parts) + "\n"})
 
 
 MAGICS = (
     Magic("reset", "%reset [Cell]", "fresh memory, instances and mocks (definitions stay)", reset_magic),
     Magic("help", "%help", "this list", help_magic),
     Magic("?", "?name", "help on a name", question_magic),
+    Magic("??", "??name", "help on a name and its definition's source, paged", page_magic),
 )
