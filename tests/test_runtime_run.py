@@ -46,6 +46,7 @@ cell Tally {
     on nothing() { return () }
     on learn(k: String, v: Int) { remember(k, v) }
     on known(k: String) { return recall(k) ?? "unknown" }
+    on gate(what: String) { return approve(what) }
 }
 """
 
@@ -120,3 +121,24 @@ def test_store_file_lives_beside_the_program(program, capsys):
     rows = SlotStore(store).db.execute("SELECT cell, slot, data FROM slots").fetchall()
     assert ("Tally", "counts", json.dumps({"b": 1}, separators=(",", ":"))) in rows
     assert all(slot != "scratch" for _, slot, _ in rows)
+
+
+def test_approve_asks_the_person_at_the_terminal(program, capsys, monkeypatch):
+    monkeypatch.delenv("SOMA_APPROVE", raising=False)
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("builtins.input", lambda prompt: "y" if "ship it" in prompt else "n")
+    assert run(capsys, program, "gate", "ship it")[1] == "true\n"
+    assert run(capsys, program, "gate", "drop it")[1] == "false\n"
+
+
+def test_approve_without_a_terminal_fails_closed(program, capsys, monkeypatch):
+    monkeypatch.delenv("SOMA_APPROVE", raising=False)
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    code, _, err = run(capsys, program, "gate", "ship it")
+    assert code == 1 and "approval_required" in err
+
+
+def test_default_handler_is_main_or_run(tmp_path, capsys):
+    path = tmp_path / "app.cell"
+    path.write_text("cell App { on run() { return 1 } on other() { return 2 } }", encoding="utf-8")
+    assert run(capsys, str(path))[1] == "1\n"

@@ -4,7 +4,8 @@ No real model is called: replies come, in this order, from the scripted
 queue (`mock think`), from `SOMA_LLM_MOCK` or soma.toml `[agent] mock`
 (`echo`, `fixed:TEXT`, `rules:FILE.json`), or from the automatic echo mock,
 announced once on stderr. `approve()` pops `mock approve`, then reads
-`SOMA_APPROVE`, and otherwise fails closed.
+`SOMA_APPROVE`, then asks the person at the terminal (`soma run` only), and
+otherwise fails closed.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class Agent:
         self.used = 0
         self.noted_echo = False
         self.trace: list = []
+        self.ask: Optional[Callable[[str], bool]] = None  # a person at a terminal (`soma run`)
 
     # ------------------------------------------------------------ budget
 
@@ -183,6 +185,10 @@ class Agent:
             answer = policy == "always"
             if answer:
                 self.note(f"[agent] approval requested: {text} — approved by SOMA_APPROVE=always")
+            return answer
+        if self.ask is not None and not under_test:
+            answer = self.ask(text)
+            self.trace.append(("Approval", {"action": text, "approved": answer}))
             return answer
         how = ("script it in the test: `mock approve true` / `mock approve false` before the call"
                if under_test else "script it with `mock approve true` / `mock approve false`, "

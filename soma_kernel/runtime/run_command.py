@@ -2,7 +2,8 @@
 
 Arguments are parsed by the handler's declared parameter types (Int, Float,
 Bool, String; JSON for Map, List and sum types); the result is printed with
-the JSON writer (`()` prints nothing). Without a handler name: `main` or
+the JSON writer (`()` prints nothing); `approve()` asks y/N at a terminal.
+Without a handler name: `main` or
 `run`, else the only public handler, else the only handler taking that many
 arguments. `[persistent]` slots (and machine instances, `next_id` counters)
 live in `.soma_data/<program>.sqlite` beside the program; `--fresh` starts
@@ -46,6 +47,8 @@ def main(argv: list[str]) -> int:
     agent = (loaded.project.agent if loaded.project is not None else {}) or {}
     runtime = Runtime(agent_mock=agent.get("mock"), project_dir=os.path.dirname(os.path.abspath(args.file)))
     runtime.load_program(loaded.program)
+    if sys.stdin.isatty():
+        runtime.agent.ask = ask_at_terminal
     store_path = default_store_path(args.file)
     if args.fresh and os.path.exists(store_path):
         os.remove(store_path)
@@ -63,6 +66,15 @@ def main(argv: list[str]) -> int:
     if result is not None:
         print(to_json(result))
     return 0
+
+
+def ask_at_terminal(action: str) -> bool:
+    """approve() under `soma run` at a terminal: a y/N question."""
+    try:
+        reply = input(f"[agent] approve? {action} [y/N] ")
+    except EOFError:
+        return False
+    return reply.strip().lower() in ("y", "yes")
 
 
 def choose_handler(runtime, name: Optional[str], args: list[str]) -> tuple[str, str]:
