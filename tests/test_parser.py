@@ -616,3 +616,26 @@ def test_program_span_and_empty_inputs():
 def test_fragment_accepts_top_level_return_and_while():
     items = parse_fragment("while x < 3 { x += 1 }\nreturn x")
     assert [type(i).__name__ for i in items] == ["While", "Return"]
+
+
+# ---------------------------------------------------------------- a `-` starting a line
+
+def test_line_starting_minus_begins_the_next_match_arm():
+    match = one_expr('match n {\n    0 -> "zero"\n    -1 -> "minus one"\n    _ -> "other"\n}')
+    assert [arm.pattern.value for arm in match.arms[:2]] == [0, -1]
+    assert [arm.body.value for arm in match.arms[:2]] == ["zero", "minus one"]
+
+
+def test_line_starting_minus_begins_the_next_statement():
+    items = parse_fragment("let a = 1\na\n-1")
+    assert isinstance(items[1], ast.ExprStmt) and items[1].expr == ast.Name(id="a")
+    assert isinstance(items[2], ast.ExprStmt) and items[2].expr.value == -1
+
+
+def test_minus_continues_inside_parentheses_and_lists_and_after_an_operator():
+    (grouped,) = parse_fragment("let t = (n\n    - 1)")
+    assert isinstance(grouped.value, ast.Binary) and grouped.value.op == "-"
+    (listed,) = parse_fragment("let u = [n\n    - 2]")
+    assert isinstance(listed.value.items[0], ast.Binary)
+    (trailing,) = parse_fragment("let v = n -\n    3")
+    assert isinstance(trailing.value, ast.Binary)

@@ -65,8 +65,35 @@ def _lark() -> Lark:
     if _LARK is None:
         grammar = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
         _LARK = Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True,
-                     maybe_placeholders=False, start=["start", "fragment", "expr_only"])
+                     maybe_placeholders=False, start=["start", "fragment", "expr_only"],
+                     postlex=_LineStartMinus())
     return _LARK
+
+
+class _LineStartMinus:
+    """Post-lexer: a `-` that is the first token of its line, outside ( ) and
+    [ ], becomes LINE_MINUS — it starts the next statement or match arm
+    instead of continuing the expression above it (as in the reference)."""
+
+    always_accept = ()
+    _OPEN = {"LPAR": "(", "LSQB": "[", "LBRACE": "{"}
+    _CLOSE = {"RPAR", "RSQB", "RBRACE"}
+
+    def process(self, stream):
+        """Yield the tokens, re-typing line-starting minus signs."""
+        brackets: list[str] = []
+        last_line = 0
+        for token in stream:
+            kind = token.type
+            if (kind == "MINUS" and token.line > last_line
+                    and (not brackets or brackets[-1] == "{")):
+                token = Token.new_borrow_pos("LINE_MINUS", token.value, token)
+            elif kind in self._OPEN:
+                brackets.append(self._OPEN[kind])
+            elif kind in self._CLOSE and brackets:
+                brackets.pop()
+            last_line = token.end_line
+            yield token
 
 
 # ---------------------------------------------------------------- scanning
