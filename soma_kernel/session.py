@@ -55,6 +55,8 @@ RUNTIME_HINTS = {
     "invalid_transition": "see `%diagram CELL` for the edges the machine declares",
     "llm": "script the model with `mock think \"reply\"` or set [agent] mock in `%%toml`",
 }
+INTERRUPTED = ("KeyboardInterrupt: interrupted — the running statement was rolled back (or the magic stopped); "
+               "the session is intact")
 DEFAULT_RUNTIME_HINT = "the statement was rolled back: the session is as it was before it"
 
 
@@ -295,8 +297,7 @@ class Session:
         except (UserError, MagicError) as err:
             run.fail(type(err).__name__, str(err).splitlines()[0] if str(err) else "", str(err))
         except KeyboardInterrupt:
-            text = "KeyboardInterrupt: interrupted — the interrupted statement was rolled back, the session is intact"
-            run.fail("KeyboardInterrupt", "interrupted", text)
+            run.fail("KeyboardInterrupt", "interrupted", INTERRUPTED)
         except Exception as err:  # a bug in soma-kernel: report it, keep the session
             run.fail("InternalError", f"{type(err).__name__}: {err}", _folded_traceback(err))
 
