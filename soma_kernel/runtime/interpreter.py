@@ -24,7 +24,6 @@ from ..diagnostics import SomaError
 from ..syntax import ast
 from .agent import Agent
 from .builtins import BUILTINS, argument_error, call_builtin
-from .builtins import csv as _csv_group, web as _web_group  # noqa: F401  (register the csv and web builtins)
 from .compiler import RETURN, Compiler, HandlerSource, Scope, located
 from .machines import MachineInstances, Transitions
 from .memory import CompiledInvariant, Journal, Slot

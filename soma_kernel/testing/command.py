@@ -28,7 +28,6 @@ def main(argv: list[str]) -> int:
     except UserError as err:
         print(str(err), file=sys.stderr)
         return 1
-    import_runtime_builtins()
     refusal = check_refusal(loaded)
     if refusal:
         print(refusal)
@@ -44,11 +43,6 @@ def main(argv: list[str]) -> int:
     else:
         report = run_tests(loaded.program, loaded.project, args.file, args.only)
     return 0 if report.ok else 1
-
-
-def import_runtime_builtins() -> None:
-    """Register every builtin group the runtime provides before the checker reads the table."""
-    from ..runtime import interpreter  # noqa: F401
 
 
 def check_refusal(loaded) -> str:

@@ -121,6 +121,7 @@ def call_builtin(name: str, args: list | tuple) -> Any:
 from . import (  # noqa: E402  (the group modules register themselves)
     collections,
     crypto,
+    csv,
     dates,
     io,
     jsonlib,
@@ -129,8 +130,9 @@ from . import (  # noqa: E402  (the group modules register themselves)
     pipeline,
     strings,
     types,
+    web,
 )
 
 __all__ = ["BUILTINS", "Builtin", "builtin", "call_builtin", "arity_error", "argument_error",
-           "collections", "crypto", "dates", "io", "jsonlib", "lambdas", "math", "pipeline",
-           "strings", "types"]
+           "collections", "crypto", "csv", "dates", "io", "jsonlib", "lambdas", "math", "pipeline",
+           "strings", "types", "web"]
