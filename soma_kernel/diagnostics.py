@@ -63,9 +63,8 @@ def caret_lines(source: str, span: Span) -> list[str]:
 
     The caret covers the span on its first line (at least one character).
     """
-    text_lines = source.splitlines() or [""]
-    index = min(max(span.line, 1), len(text_lines)) - 1
-    text = text_lines[index].expandtabs(1)
+    text_lines = source.splitlines()
+    text = text_lines[span.line - 1].expandtabs(1) if 0 < span.line <= len(text_lines) else ""
     gutter = f"{span.line} | "
     width = 1
     if span.end_line == span.line and span.end_col > span.col:

@@ -53,5 +53,6 @@ def check_refusal(loaded) -> str:
     if not result.errors:
         return ""
     lines = [f"{loaded.path} fails `soma check` — fix these before running its tests:"]
-    lines += [f"  {d.render()}" if hasattr(d, "render") else f"  {d}" for d in result.errors]
+    for diagnostic in result.errors:
+        lines += ["  " + line for line in diagnostic.render(loaded.source).splitlines()]
     return "\n".join(lines)
