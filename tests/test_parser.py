@@ -639,3 +639,20 @@ def test_minus_continues_inside_parentheses_and_lists_and_after_an_operator():
     assert isinstance(listed.value.items[0], ast.Binary)
     (trailing,) = parse_fragment("let v = n -\n    3")
     assert isinstance(trailing.value, ast.Binary)
+
+
+# ---------------------------------------------------------------- a `{` starting a line
+
+def test_uppercase_arm_body_then_map_pattern_arm_is_not_a_record():
+    match = one_expr('match m {\n    {k: 1} -> Done\n    {k: v} -> Pending\n    _ -> Done\n}')
+    assert [type(arm.pattern).__name__ for arm in match.arms] == ["PMap", "PMap", "PWildcard"]
+    assert [arm.body for arm in match.arms[:2]] == [ast.Name(id="Done"), ast.Name(id="Pending")]
+
+
+def test_records_and_next_line_braces_still_parse():
+    (record,) = parse_fragment("let r = Settled {\n    id: 1,\n    net: 2\n}")
+    assert isinstance(record.value, ast.RecordLit) and len(record.value.fields) == 2
+    (branch,) = parse_fragment("if x == Done\n{\n    1\n}")
+    assert isinstance(branch.expr, ast.If)
+    program = parse("cell Ledger\n{\n    state s: Phase\n    {\n        initial: A\n        A -> B\n    }\n}\n")
+    assert program.cells[0].name == "Ledger"

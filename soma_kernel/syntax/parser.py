@@ -66,33 +66,40 @@ def _lark() -> Lark:
         grammar = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
         _LARK = Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True,
                      maybe_placeholders=False, start=["start", "fragment", "expr_only"],
-                     postlex=_LineStartMinus())
+                     postlex=_LineStarts())
     return _LARK
 
 
-class _LineStartMinus:
-    """Post-lexer: a `-` that is the first token of its line, outside ( ) and
-    [ ], becomes LINE_MINUS — it starts the next statement or match arm
-    instead of continuing the expression above it (as in the reference)."""
+class _LineStarts:
+    """Post-lexer for the two line-sensitive tokens of the reference's parser.
+
+    A `-` that is the first token of its line, outside ( ) and [ ], becomes
+    LINE_MINUS: it starts the next statement or match arm instead of
+    continuing the expression above it. A `{` that begins a line right after
+    an uppercase name becomes _LINE_LBRACE: it opens a block, section or map
+    pattern, never the record literal `Name { … }`.
+    """
 
     always_accept = ()
     _OPEN = {"LPAR": "(", "LSQB": "[", "LBRACE": "{"}
     _CLOSE = {"RPAR", "RSQB", "RBRACE"}
 
     def process(self, stream):
-        """Yield the tokens, re-typing line-starting minus signs."""
+        """Yield the tokens, re-typing the line-starting ones."""
         brackets: list[str] = []
-        last_line = 0
+        last_line, last_type = 0, ""
         for token in stream:
             kind = token.type
-            if (kind == "MINUS" and token.line > last_line
-                    and (not brackets or brackets[-1] == "{")):
+            starts_line = token.line > last_line
+            if kind == "MINUS" and starts_line and (not brackets or brackets[-1] == "{"):
                 token = Token.new_borrow_pos("LINE_MINUS", token.value, token)
             elif kind in self._OPEN:
                 brackets.append(self._OPEN[kind])
+                if kind == "LBRACE" and starts_line and last_type == "TYPE_NAME":
+                    token = Token.new_borrow_pos("_LINE_LBRACE", token.value, token)
             elif kind in self._CLOSE and brackets:
                 brackets.pop()
-            last_line = token.end_line
+            last_line, last_type = token.end_line, kind
             yield token
 
 
