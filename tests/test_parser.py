@@ -656,3 +656,26 @@ def test_records_and_next_line_braces_still_parse():
     assert isinstance(branch.expr, ast.If)
     program = parse("cell Ledger\n{\n    state s: Phase\n    {\n        initial: A\n        A -> B\n    }\n}\n")
     assert program.cells[0].name == "Ledger"
+
+
+# ---------------------------------------------------------------- deployment and nesting sections
+
+def test_scale_runtime_and_interior_sections_parse_and_are_ignored():
+    program = parse(
+        "cell Shop {\n"
+        "    scale {\n        replicas: 3\n        shard: order_id\n        consistency: causal\n"
+        "        memory: 8Gi\n        survives: zone_a && zone_b\n    }\n"
+        "    runtime { }\n"
+        "    interior {\n        cell Till { on ring() { return 1 } }\n    }\n"
+        "    every 5s { let tick = 1 }\n"
+        "    on scale(runtime: Int) { return runtime }\n"
+        "}\n")
+    (cell,) = program.cells
+    assert [h.name for h in cell.handlers] == ["scale"]
+    assert [s.kind for s in cell.scheduled] == ["every"]
+    assert cell.face is None and cell.memory is None
+
+
+def test_scale_setting_needs_a_value():
+    error = syntax_error("cell A {\n    scale { replicas: }\n}\n")
+    assert error.diagnostic.span.line == 2

@@ -537,6 +537,10 @@ class _CostSection(list):
     """The entries of one `cost { }` block, before they join their cell."""
 
 
+class _IgnoredSection:
+    """`scale { }`, `runtime { }`, `interior { }`: accepted, not modelled."""
+
+
 class _RulesSection(list):
     """The rules of one `rules { }` block, before they join their test cell."""
 
@@ -838,6 +842,15 @@ class _Builder:
 
     def b_cost(self, entries, span):
         return _CostSection(entries)
+
+    def b_deployment(self, settings, span):
+        return _IgnoredSection()
+
+    def b_setting(self, children, span):
+        return None
+
+    def b_interior(self, cells, span):
+        return _IgnoredSection()
 
     def b_cost_entry(self, children, span):
         return ast.CostEntry(axis=str(children[0]), value=_prop_value(children[1]))
