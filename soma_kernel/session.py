@@ -217,6 +217,7 @@ class Session:
         self._project_loaded = False
         self._project = None
         self._runtime = None
+        self._parsed: Optional[tuple[str, ast.Program]] = None
 
     # ------------------------------------------------------------ state
 
@@ -407,11 +408,17 @@ class Session:
         return combined_text(list(self.definitions.values()))[0]
 
     def _program_of(self, definitions: list[Definition]) -> tuple[ast.Program, "SourceMap"]:
-        """Parse the combined text of `definitions` (so every span is in one text)."""
+        """Parse the combined text of `definitions` (so every span is in one text).
+
+        The last parse is kept: checking a definition and the magics after it
+        read the same text, which is parsed once (a large program takes seconds).
+        """
         from .syntax.parser import parse
 
         text, starts = combined_text(definitions)
-        return parse(text, origin=SESSION_ORIGIN), SourceMap(text, definitions, starts)
+        if self._parsed is None or self._parsed[0] != text:
+            self._parsed = (text, parse(text, origin=SESSION_ORIGIN))
+        return self._parsed[1], SourceMap(text, definitions, starts)
 
     # ------------------------------------------------------------ statements
 

@@ -163,6 +163,7 @@ def test_interrupt_stops_a_running_loop_and_keeps_the_session(kernel):
     time.sleep(1.0)
     manager.interrupt_kernel()
     reply = _reply_to(client, msg_id, timeout=20)
+    wait_idle(client, msg_id)
     assert reply["status"] == "error"
     assert reply["ename"] == "KeyboardInterrupt"
     reply, messages = run(client, "kept + 1")
@@ -181,6 +182,21 @@ def _reply_to(client, msg_id, timeout):
         if message["parent_header"].get("msg_id") == msg_id:
             return message["content"]
     raise AssertionError("no reply before the timeout")
+
+
+def wait_idle(client, msg_id, timeout=20):
+    """Wait for the kernel's `idle` status after `msg_id`.
+
+    After an error reply ipykernel aborts the requests queued behind it until
+    it goes idle; a request sent before that could be aborted.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        message = client.get_iopub_msg(timeout=max(0.1, deadline - time.monotonic()))
+        if (message["msg_type"] == "status" and message["content"]["execution_state"] == "idle"
+                and message["parent_header"].get("msg_id") == msg_id):
+            return
+    raise AssertionError("the kernel did not go idle before the timeout")
 
 
 def test_diagram_is_display_data_with_svg_and_dot(kernel):
