@@ -343,7 +343,7 @@ class Session:
         taken_over = [(k, self.definitions[k].cell_key) for k in new_keys
                       if k in self.definitions and self.definitions[k].cell_key != run.cell_key]
         dropped = [k for k in previous if k not in new_keys]
-        self._check_new_definitions(items, code, origin, run.cell_key)
+        self._check_new_definitions(run, items, code, origin)
         runtime = self.runtime
         if dropped:
             gone = [name for kind, name in dropped if not self._name_still_defined(name, dropped)]
@@ -367,18 +367,19 @@ class Session:
         """True when another kind of definition keeps `name` alive (a skeleton and its flesh)."""
         return any(k[1] == name and k not in dropped for k in self.definitions)
 
-    def _check_new_definitions(self, items: list, code: str, origin: str, cell_key: str) -> None:
+    def _check_new_definitions(self, run: CellRun, items: list, code: str, origin: str) -> None:
         """Run `soma check` on the session with these items; refuse them on errors inside them.
 
-        A skeleton agent is checked with its flesh: alone, its signals have no
-        handlers yet, so it is accepted with a note and its errors refuse the
-        `flesh` cell that completes it.
+        A skeleton agent and its flesh are one agent: (re)defining either is
+        refused on errors inside both. Alone, a skeleton's signals have no
+        handlers yet, so it is accepted with a note and checked with its flesh.
         """
         if not items:
             return
         from .analysis.check import check_program
 
         keys = {definition_key(item) for item in items}
+        cell_key = run.cell_key
         others = [d for d in self.definitions.values() if d.cell_key != cell_key and d.key not in keys]
         pending = others + [Definition(definition_key(i), i, code[i.span.start:i.span.end], origin, code, cell_key)
                             for i in items]
@@ -386,8 +387,10 @@ class Session:
         awaiting = {("cell", i.name) for i in items
                     if getattr(i, "kind", None) == "skeleton" and ("flesh", i.name) not in pending_keys}
         for _, name in sorted(awaiting):
-            sys.stdout.write(f"note: skeleton {name} is checked when its flesh is defined (`flesh {name} {{ … }}`)\n")
-        blamed = (keys - awaiting) | {("cell", i.name) for i in items if isinstance(i, ast.Flesh)}
+            run.out(f"note: skeleton {name} is checked when its flesh is defined (`flesh {name} {{ … }}`)")
+        halves = {("cell", i.name) for i in items if isinstance(i, ast.Flesh)} | \
+            {("flesh", i.name) for i in items if getattr(i, "kind", None) == "skeleton"}
+        blamed = (keys - awaiting) | (halves & pending_keys)
         if not blamed:
             return
         program, source_map = self._program_of(pending)

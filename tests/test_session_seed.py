@@ -194,3 +194,13 @@ def test_triage_flesh_calling_think_from_stats_is_refused_at_its_caret(triage):
     assert ok(triage.execute("%check")).stream_text() == "✓ All checks passed.\n"
     report = ok(triage.execute("%test")).displays[0]["text/plain"]
     assert report == read(TRIAGE, "expected", "test.txt")
+
+
+def test_triage_skeleton_rerun_is_checked_with_its_flesh(triage):
+    skeleton = split_at(read(TRIAGE, "triage_agent.cell"), "flesh Triage")[0]
+    broken = skeleton.replace("calls think, set_budget", "calls set_budget")
+    refused = triage.execute(broken, "skeleton", count=8)
+    assert refused.error_name == "CheckError"
+    assert "frame: signal 'classify' calls think() but its frame does not declare `calls think`" in refused.error
+    assert refused.error.startswith("error: cell[2]:")  # the call is in the flesh cell, which the skeleton frames
+    assert ok(triage.execute(skeleton, "skeleton", count=9)).stream_text() == ""
