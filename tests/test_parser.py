@@ -679,3 +679,32 @@ def test_scale_runtime_and_interior_sections_parse_and_are_ignored():
 def test_scale_setting_needs_a_value():
     error = syntax_error("cell A {\n    scale { replicas: }\n}\n")
     assert error.diagnostic.span.line == 2
+
+
+# ---------------------------------------------------------------- large machines
+
+def _chain(states: int) -> str:
+    edges = "\n".join(f"        s{i} -> s{i + 1}  // step {i}" for i in range(states - 1))
+    return f'cell Big {{\n    state m {{\n        initial: s0\n{edges}\n    }}\n    on go() {{ return "/* not a comment */" }}\n}}\n'
+
+
+def test_parsing_a_large_machine_is_linear():
+    def best_of_two(states):
+        text = _chain(states)
+        timings = []
+        for _ in range(2):
+            start = time.perf_counter()
+            program = parse(text)
+            timings.append(time.perf_counter() - start)
+        assert len(program.cells[0].machines[0].edges) == states - 1
+        return min(timings)
+    small, large = best_of_two(1_000), best_of_two(10_000)
+    assert large < small * 20  # ten times the edges: linear, with room for noise
+    assert large < 1.5
+
+
+def test_comments_are_blanked_and_strings_kept_in_a_large_text():
+    program = parse(_chain(50))
+    handler = program.cells[0].handlers[0]
+    assert handler.body.stmts[0].value.value == "/* not a comment */"
+    assert program.cells[0].machines[0].edges[-1].dst == "s49"

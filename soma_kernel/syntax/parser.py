@@ -16,6 +16,7 @@ Phases, in order:
 from __future__ import annotations
 
 import dataclasses
+import gc
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,43 +123,70 @@ _OPENERS = {"{": "}", "(": ")", "[": "]"}
 _CLOSERS = {"}": "{", ")": "(", "]": "["}
 
 
+_SCAN_STOPS = re.compile(r'["{}()\[\]]|//|/\*')
+
+
 def _scan(text: str) -> _Scan:
     """Blank comments (keeping offsets and newlines), track brackets and
-    whether the text ends inside a string or block comment."""
-    chars = list(text)
-    code = list(text)
+    whether the text ends inside a string or block comment.
+
+    Linear: a regex jumps from one interesting spot (quote, bracket, comment
+    start) to the next, and blanked ranges are replaced slice by slice.
+    """
+    comments: list[tuple[int, int]] = []
+    strings: list[tuple[int, int]] = []
     result = _Scan(clean="")
     stack: list[tuple[str, int]] = []
     i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
+    while True:
+        found = _SCAN_STOPS.search(text, i)
+        if found is None:
+            break
+        i, stop = found.start(), found.group()
+        if stop == '"':
             end = _string_end(text, i)
             if end < 0:
                 kind = "triple-quoted string" if text.startswith('"""', i) else "string"
                 result.unclosed = (kind, i)
                 break
-            _blank(code, i, end)
+            strings.append((i, end))
             i = end
-        elif text.startswith("//", i):
+        elif stop == "//":
             end = text.find("\n", i)
             end = n if end < 0 else end
-            _blank(chars, i, end)
+            comments.append((i, end))
             i = end
-        elif text.startswith("/*", i):
+        elif stop == "/*":
             end = _block_comment_end(text, i)
-            _blank(chars, i, n if end < 0 else end)
+            comments.append((i, n if end < 0 else end))
             if end < 0:
                 result.unclosed = ("block comment", i)
                 break
             i = end
         else:
-            _track_bracket(c, i, stack, result)
+            _track_bracket(stop, i, stack, result)
             i += 1
-    result.clean = "".join(chars)
-    result.code = "".join(c if code[k] != " " else " " for k, c in enumerate(chars))
+    result.clean = _blanked(text, comments)
+    result.code = _blanked(result.clean, strings)
     result.open_brackets = stack
     return result
+
+
+def _blanked(text: str, ranges: list[tuple[int, int]]) -> str:
+    """`text` with every (start, end) range turned to spaces, line breaks kept."""
+    if not ranges:
+        return text
+    pieces: list[str] = []
+    done = 0
+    for start, end in ranges:
+        pieces.append(text[done:start])
+        pieces.append(_NOT_LINE_BREAK.sub(" ", text[start:end]))
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+_NOT_LINE_BREAK = re.compile(r"[^\r\n]")
 
 
 def _track_bracket(c: str, i: int, stack: list, result: _Scan) -> None:
@@ -201,13 +229,6 @@ def _block_comment_end(text: str, start: int) -> int:
         else:
             i += 1
     return -1
-
-
-def _blank(chars: list[str], start: int, end: int) -> None:
-    """Replace chars[start:end] by spaces, keeping line breaks."""
-    for k in range(start, end):
-        if chars[k] not in "\r\n":
-            chars[k] = " "
 
 
 # ---------------------------------------------------------------- positions
@@ -268,13 +289,21 @@ def _parse_text(text: str, origin: str, start: str):
         errors.raise_at(scanned.max_depth_at, scanned.max_depth_at + 1,
                         f"nesting deeper than {MAX_NESTING} levels",
                         hint="split the expression with `let` bindings or helper handlers")
+    # The parse allocates a node per token and none of them is garbage: pausing
+    # the cyclic collector keeps large machines linear (as verify does).
+    was_enabled = gc.isenabled()
+    gc.disable()
     try:
-        tree = _lark().parse(scanned.clean, start=start)
-    except UnexpectedInput as exc:
-        errors.from_lark(exc)
-    if scanned.unclosed is not None:
-        errors.unclosed_text()
-    return _Builder(scanned.clean, origin).build(tree)
+        try:
+            tree = _lark().parse(scanned.clean, start=start)
+        except UnexpectedInput as exc:
+            errors.from_lark(exc)
+        if scanned.unclosed is not None:
+            errors.unclosed_text()
+        return _Builder(scanned.clean, origin).build(tree)
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def parse_expression(text: str, origin: str = "<input>") -> ast.Expr:
