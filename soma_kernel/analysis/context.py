@@ -20,13 +20,6 @@ from ..syntax import ast
 from .model import MachineModel, build_model
 from .scopes import BodyFacts, body_facts
 
-# Builtins of the reference's web ring that this runtime does not run yet:
-# `soma check` accepts their calls (arity checked), as the reference does.
-# name -> (min arguments, max arguments or None when variadic).
-WEB_RING_BUILTINS: dict[str, tuple[int, Optional[int]]] = {
-    "response": (2, None),   # response(status, body, headers…) -> {_status, _body}
-}
-
 
 @dataclass
 class CellInfo:
@@ -95,21 +88,21 @@ class ProgramIndex:
         if name in BUILTINS:
             entry = BUILTINS[name]
             return entry.min_args, entry.max_args
-        return WEB_RING_BUILTINS.get(name)
+        return None
 
     def is_builtin(self, name: str) -> bool:
         """True for a pure or context builtin name."""
-        return name in CONTEXT_BUILTINS or name in BUILTINS or name in WEB_RING_BUILTINS
+        return name in CONTEXT_BUILTINS or name in BUILTINS
 
     def is_pure_builtin(self, name: str) -> bool:
         """True for a builtin without effects (needs no frame declaration)."""
         if name in CONTEXT_BUILTINS:
             return not CONTEXT_BUILTINS[name].effect
-        return (name in BUILTINS and bool(BUILTINS[name].pure)) or name in WEB_RING_BUILTINS
+        return name in BUILTINS and bool(BUILTINS[name].pure)
 
     def builtin_names(self) -> list[str]:
         """Every builtin name (for spelling suggestions)."""
-        return list(CONTEXT_BUILTINS) + list(BUILTINS) + list(WEB_RING_BUILTINS)
+        return list(CONTEXT_BUILTINS) + list(BUILTINS)
 
     def only_machine(self) -> Optional[MachineModel]:
         """The program's machine when exactly one cell declares one."""
