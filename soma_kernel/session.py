@@ -303,14 +303,18 @@ class Session:
             run.fail("InternalError", f"{type(err).__name__}: {err}", _folded_traceback(err))
 
     def _run_cell(self, run: CellRun) -> None:
-        """Magic lines first, then the Soma code that follows them."""
-        from .kernel.magics import run_magic_lines, split_magics
+        """A cell magic on its body, or magic lines and Soma code in source order."""
+        from .kernel.magics import run_cell_magic, run_line_magic, split_cell
 
-        magic_lines, cell_magic, soma_code = split_magics(run.code)
-        if cell_magic is not None or magic_lines:
-            run_magic_lines(self, run, magic_lines, cell_magic)
-        if soma_code.strip():
-            self.run_soma(run, soma_code, run.origin)
+        parts = split_cell(run.code)
+        if parts.cell_magic is not None:
+            run_cell_magic(self, run, parts.cell_magic)
+            return
+        for kind, step in parts.steps:
+            if kind == "magic":
+                run_line_magic(self, run, step)
+            else:
+                self.run_soma(run, step, run.origin)
 
     def run_soma(self, run: CellRun, code: str, origin: str) -> None:
         """Parse `code`, apply its definitions, then run its statements."""

@@ -8,7 +8,7 @@ import pytest
 
 from soma_kernel.kernel.complete import complete
 from soma_kernel.kernel.inspect import inspect
-from soma_kernel.kernel.magics import split_magics
+from soma_kernel.kernel.magics import split_cell
 from soma_kernel.session import Session
 
 from test_session import COUNTER, GREETER
@@ -24,13 +24,26 @@ def session(tmp_path):
     return fresh
 
 
-def test_split_magics_blanks_magic_lines_to_keep_line_numbers():
-    magics, cell_magic, code = split_magics("%check\n?bump\nlet x = 1")
-    assert magics == [("check", ""), ("?", "bump")]
-    assert cell_magic is None
-    assert code == "\n\nlet x = 1"
-    _, cell_magic, code = split_magics("\n%%toml\n[agent]\nmock = \"echo\"")
-    assert cell_magic == ("toml", "", "[agent]\nmock = \"echo\"") and code == ""
+def test_split_cell_blanks_magic_lines_to_keep_line_numbers():
+    parts = split_cell("%check\n?bump\nlet x = 1")
+    assert parts.steps == [("magic", ("check", "")), ("magic", ("?", "bump")), ("code", "\n\nlet x = 1")]
+    assert parts.cell_magic is None and parts.code == "\n\nlet x = 1"
+    parts = split_cell("\n%%toml\n[agent]\nmock = \"echo\"")
+    assert parts.cell_magic == ("toml", "", "[agent]\nmock = \"echo\"") and parts.steps == []
+
+
+def test_split_cell_runs_magics_between_code_in_order():
+    parts = split_cell('mock think "x"\n%mocks\nlet y = 10 %\n  3')
+    assert parts.steps == [("code", 'mock think "x"\n\n\n'), ("magic", ("mocks", "")),
+                           ("code", '\n\nlet y = 10 %\n  3')]
+
+
+def test_a_magic_after_code_sees_what_the_code_did(session):
+    result = session.execute('mock think "x"\nmock think "y"\n%mocks')
+    assert result.ok
+    assert result.stream_text() == 'mock think "x"\nmock think "y"\n'
+
+
 
 
 def test_check_reports_on_the_session(session):
@@ -42,6 +55,16 @@ def test_unknown_magic_names_the_known_ones(session):
     result = session.execute("%frobnicate now")
     assert result.error_name == "MagicError"
     assert result.error.startswith("unknown magic %frobnicate — known magics: %check, %verify")
+
+
+def test_state_of_an_id_that_never_moved_is_the_initial_state():
+    fresh = Session()
+    assert fresh.execute('cell A {\n state s { initial: a\n a -> b }\n on f(id: Int) { transition(id, "b")\n return 1 }\n}').ok
+    assert fresh.execute("f(5)").ok
+    assert fresh.execute("%state A 5").stream_text() == "A 5: b\n  history: a → b\n  next: none (terminal)\n"
+    assert fresh.execute("%state A x").stream_text() == (
+        "A x: a (never moved: an id that has not transitioned is in the initial state)\n  next: b\n")
+    assert "image/svg+xml" in fresh.execute("%diagram A x").displays[0]
 
 
 def test_state_and_memory_show_live_values(session):

@@ -142,14 +142,14 @@ class SomaKernel(Kernel):
 
     async def do_is_complete(self, code):
         """The parser decides: unclosed braces and strings are `incomplete`."""
-        from .magics import split_magics
+        from .magics import split_cell
 
-        line_magics, cell_magic, soma_code = split_magics(code)
-        if cell_magic is not None or not soma_code.strip():
+        parts = split_cell(code)
+        if parts.cell_magic is not None or not parts.code.strip():
             return {"status": "complete"}
         from ..syntax.parser import is_complete
 
-        status = is_complete(soma_code)
+        status = is_complete(parts.code)
         return {"status": status, "indent": "    "} if status == "incomplete" else {"status": status}
 
     async def do_history(self, hist_access_type, output, raw, session=None, start=None, stop=None,

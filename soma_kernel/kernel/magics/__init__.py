@@ -1,4 +1,4 @@
-"""Kernel magics: `%name args` lines at the top of a cell, `%%toml` cell magics, `?name`, `??name`.
+"""Kernel magics: `%name args` lines anywhere in a cell (run in order with its code), `%%toml` cell magics, `?name`, `??name`.
 
 Each module of this package holds one group of magics and lists them in a
 `MAGICS` tuple of `Magic` records; `REGISTRY` maps every name to its record.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from ...session import MagicError
@@ -29,36 +29,62 @@ class Magic:
     cell: bool = False
 
 
-MAGIC_LINE = re.compile(r"^\s*(%%?|\?)")
+MAGIC_LINE = re.compile(r"^\s*(%%?[A-Za-z]|\?\??[A-Za-z_])")
 
 
-def split_magics(code: str) -> tuple[list[tuple[str, str]], Optional[tuple[str, str, str]], str]:
-    """Split a cell into its leading magic lines, its cell magic and its Soma code.
+@dataclass
+class CellParts:
+    """A notebook cell cut into what runs, in order.
 
-    Returns (line magics as (name, args), cell magic as (name, args, body) or
-    None, Soma code). Magic lines in the Soma code are blanked, not removed,
-    so line numbers of the code stay those of the cell.
+    `cell_magic` is (name, args, body) when the cell starts with `%%name`;
+    otherwise `steps` lists ("magic", (name, args)) and ("code", text) in
+    source order. Each code text keeps the cell's line numbers (the lines of
+    other steps are blanked), and `code` is all Soma lines with every magic
+    line blanked (what is_complete parses).
     """
+
+    cell_magic: Optional[tuple[str, str, str]] = None
+    steps: list = field(default_factory=list)
+    code: str = ""
+
+
+def split_cell(code: str) -> CellParts:
+    """Cut a cell into magic lines and runs of Soma code, keeping line numbers."""
     lines = code.split("\n")
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is not None and lines[first].lstrip().startswith("%%"):
         name, args = _name_and_args(lines[first].lstrip()[2:])
-        return [], (name, args, "\n".join(lines[first + 1:])), ""
-    magics = []
+        return CellParts(cell_magic=(name, args, "\n".join(lines[first + 1:])))
+    parts = CellParts()
+    code_lines = list(lines)
+    pending: list[int] = []
     for index, line in enumerate(lines):
-        stripped = line.strip()
-        if not stripped:
-            continue
-        if not MAGIC_LINE.match(line) or stripped.startswith("%%"):
-            break
-        if stripped.startswith("??"):
-            magics.append(("??", stripped[2:].strip()))
-        elif stripped.startswith("?"):
-            magics.append(("?", stripped[1:].strip()))
-        else:
-            magics.append(_name_and_args(stripped[1:]))
-        lines[index] = ""
-    return magics, None, "\n".join(lines)
+        if MAGIC_LINE.match(line):
+            _flush_code(parts, lines, pending)
+            parts.steps.append(("magic", _magic_of(line.strip())))
+            code_lines[index] = ""
+        elif line.strip() or pending:
+            pending.append(index)
+    _flush_code(parts, lines, pending)
+    parts.code = "\n".join(code_lines)
+    return parts
+
+
+def _flush_code(parts: CellParts, lines: list[str], pending: list[int]) -> None:
+    """Close a run of Soma lines as one code step (other lines blanked)."""
+    if pending and any(lines[i].strip() for i in pending):
+        kept = set(pending)
+        parts.steps.append(("code", "\n".join(line if i in kept else "" for i, line in enumerate(lines))))
+    pending.clear()
+
+
+def _magic_of(stripped: str) -> tuple[str, str]:
+    """(name, args) of a magic line; `?x` and `??x` are the help magics."""
+    if stripped.startswith("??"):
+        return "??", stripped[2:].strip()
+    if stripped.startswith("?"):
+        return "?", stripped[1:].strip()
+    return _name_and_args(stripped[1:])
 
 
 def _name_and_args(text: str) -> tuple[str, str]:
@@ -67,15 +93,16 @@ def _name_and_args(text: str) -> tuple[str, str]:
     return (parts[0] if parts else ""), (parts[1] if len(parts) > 1 else "")
 
 
-def run_magic_lines(session, run, line_magics: list[tuple[str, str]], cell_magic) -> None:
-    """Run the cell magic, or each line magic in order."""
-    if cell_magic is not None:
-        name, args, body = cell_magic
-        magic = lookup(name, cell=True)
-        magic.run(session, run, args, body)
-        return
-    for name, args in line_magics:
-        lookup(name, cell=False).run(session, run, args, None)
+def run_cell_magic(session, run, cell_magic: tuple[str, str, str]) -> None:
+    """Run a `%%name args` cell magic on its body."""
+    name, args, body = cell_magic
+    lookup(name, cell=True).run(session, run, args, body)
+
+
+def run_line_magic(session, run, magic: tuple[str, str]) -> None:
+    """Run one `%name args` (or `?name`) line."""
+    name, args = magic
+    lookup(name, cell=False).run(session, run, args, None)
 
 
 def lookup(name: str, cell: bool) -> Magic:

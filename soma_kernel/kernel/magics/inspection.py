@@ -66,15 +66,24 @@ def state_magic(session, run, args: str, body) -> None:
             return
         run.show(value_bundle({str(k): v for k, v in instances_of(state).items()}))
         return
-    instance = words[1]
+    instance = _instance_key(instances_of(state), words[1])
+    model = _model(session, words[0])
     if instance not in instances_of(state):
-        known = ", ".join(sorted(map(str, instances_of(state)))) or "none"
-        raise MagicError(f"{words[0]} has no instance {instance!r} (instances: {known})")
+        following = ", ".join(model.targets(model.initial)) or "none (terminal)"
+        run.out(f"{words[0]} {words[1]}: {model.initial} (never moved: an id that has not transitioned "
+                f"is in the initial state)\n  next: {following}")
+        return
     current = instances_of(state)[instance]
     path = list(history_of(state, instance)) or [current]
-    model = _model(session, words[0])
     following = ", ".join(model.targets(current)) or "none (terminal)"
-    run.out(f"{words[0]} {instance}: {current}\n  history: {' → '.join(path)}\n  next: {following}")
+    run.out(f"{words[0]} {words[1]}: {current}\n  history: {' → '.join(path)}\n  next: {following}")
+
+
+def _instance_key(instances: dict, word: str):
+    """The instance id a magic argument names: the text, or the Int it spells."""
+    if word not in instances and word.lstrip("-").isdigit() and int(word) in instances:
+        return int(word)
+    return word
 
 
 def memory_magic(session, run, args: str, body) -> None:
@@ -116,10 +125,8 @@ def diagram_magic(session, run, args: str, body) -> None:
         counts[current] = counts.get(current, 0) + 1
     highlight = None
     if rest:
-        if rest[0] not in instances_of(state):
-            known = ", ".join(sorted(map(str, instances_of(state)))) or "none"
-            raise MagicError(f"{name} has no instance {rest[0]!r} (instances: {known})")
-        highlight = list(history_of(state, rest[0])) or [instances_of(state)[rest[0]]]
+        instance = _instance_key(instances_of(state), rest[0])
+        highlight = list(history_of(state, instance)) or [instances_of(state).get(instance, model.initial)]
     run.show(diagram_bundle(model, counts, highlight))
 
 
