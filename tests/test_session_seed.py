@@ -131,7 +131,7 @@ def test_refund_decisions_values_and_refusals(refund):
     path = ok(run("%diagram RefundAgent request r4")).displays[0]["text/plain"]
     red = 'color="#d62728"'
     assert f'"received" -> "decided" [{red}' in path and f'"decided" -> "escalated" [{red}' in path
-    assert f'"decided" -> "paid" [label="[amount <= order.amount && order.days <= 30]"]' in path
+    assert '"decided" -> "paid" [label="[amount <= order.amount && order.days <= 30]"]' in path
 
 
 def test_refund_verify_and_test_magics_match_the_cli(refund):

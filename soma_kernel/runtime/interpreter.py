@@ -24,7 +24,8 @@ from ..diagnostics import SomaError
 from ..syntax import ast
 from .agent import Agent
 from .builtins import BUILTINS, argument_error, call_builtin
-from .compiler import RETURN, Compiler, HandlerSource, Scope, located
+from .codegen import HandlerSource
+from .compiler import RETURN, Compiler, Scope, located
 from .machines import MachineInstances, Transitions
 from .memory import CompiledInvariant, Journal, Slot
 from .types import identity, value_checker
