@@ -379,3 +379,21 @@ def test_web_ring_response_builtin_is_known():
     assert check(source).errors == []
     assert only_error("cell A {\n    on f() { return response(404) }\n}\n")[1].startswith(
         "builtin response() takes at least 2")
+
+
+TYPED_DOOR = ("cell type Phase {\n    variants { Open  Shut }\n}\n"
+              "cell Door {\n    state door: Phase {\n        initial: Open\n        Open -> Shut\n    }\n"
+              "    on close(id: String) {\n        transition(id, {target})\n        return get_status(id)\n    }\n"
+              "    on flip(id: String, to: String) {\n        transition(id, to)\n        return 1\n    }\n}\n")
+
+
+def test_unknown_typed_machine_target_is_reported_once():
+    report = check(TYPED_DOOR.replace("{target}", "Shutt"))
+    assert located(report) == [("case.cell:10:24", 'transition(_, "Shutt"): "Shutt" is not a state of machine '
+                                                    "'door' (did you mean 'Shut'?)")]
+
+
+def test_lowercase_transition_argument_in_a_typed_machine_is_a_variable():
+    assert check(TYPED_DOOR.replace("{target}", "Shut")).errors == []
+    report = check(TYPED_DOOR.replace("{target}", "shut_state"))
+    assert [message for _, message in located(report)] == ["undefined variable 'shut_state'"]

@@ -188,3 +188,12 @@ def test_fair_runs_leave_a_retry_loop():
     assert "  ✓ eventually(state in [printed, jammed]) — all paths eventually satisfy the predicate\n" in run.stdout
     assert run.stdout.endswith("Temporal: 3 passed, 0 failed\nVERIFY OK\n")
     assert run.returncode == 0
+
+
+def test_typed_machine_variant_targets_are_literal():
+    run = verify(os.path.join(CASES, "typed"))
+    assert run.stdout == expected("typed")
+    assert "handler `load` ⟶ {Empty → Loaded}" in run.stdout
+    assert "handler `collect` ⟶ {Collected}" in run.stdout
+    assert "handler `move` ⟶ <dynamic>" in run.stdout
+    assert run.returncode == 0

@@ -28,11 +28,12 @@ def check(index: ProgramIndex, report: Reporter, project: object) -> None:
 
 def literal_state(expr: ast.Expr, model: MachineModel) -> Optional[str]:
     """The state a transition() argument names literally (a string, or a bare
-    variant name for a typed machine), else None."""
+    variant name for a typed machine), else None. A lowercase name is a
+    variable holding the state, not a literal."""
     if isinstance(expr, ast.Literal) and isinstance(expr.value, str):
         return expr.value
     node = model.node
-    if isinstance(expr, ast.Name) and node is not None and node.type_name:
+    if isinstance(expr, ast.Name) and expr.id[:1].isupper() and node is not None and node.type_name:
         return expr.id
     return None
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..syntax import ast
 from .context import CellInfo, ProgramIndex, Reporter, did_you_mean
+from .walk import calls_in
 
 SLOT_WRITERS = ("set", "delete", "push", "append")
 
@@ -15,7 +16,7 @@ def check(index: ProgramIndex, report: Reporter, project: object) -> None:
     """Report name problems in every handler and scheduled block."""
     for info, owner in index.bodies():
         facts = index.facts(owner)
-        _undefined_names(index, report, info, facts)
+        _undefined_names(index, report, info, facts, _typed_state_arguments(index, info, owner))
         for escape in facts.loop_escapes:
             word = "break" if isinstance(escape, ast.Break) else "continue"
             report.error(escape, f"`{word}` outside a loop", "loop_escape",
@@ -32,11 +33,22 @@ def known_global(index: ProgramIndex, info: CellInfo, name: str) -> bool:
             or index.is_builtin(name))
 
 
-def _undefined_names(index: ProgramIndex, report: Reporter, info: CellInfo, facts) -> None:
+def _typed_state_arguments(index: ProgramIndex, info: CellInfo, owner: ast.Node) -> set[int]:
+    """ids of the bare names given as states to transition() when the machine
+    is typed: the machine check reports an unknown one (with the declared
+    states), so the name check stays quiet about it."""
+    model = info.model if info.model is not None else index.only_machine()
+    if model is None or model.node is None or not model.node.type_name:
+        return set()
+    return {id(arg) for call in calls_in(owner.body) if call.func == "transition" and call.cell is None
+            for arg in call.args[1:] if isinstance(arg, ast.Name) and arg.id[:1].isupper()}
+
+
+def _undefined_names(index: ProgramIndex, report: Reporter, info: CellInfo, facts, states: set[int]) -> None:
     """Names that no local, slot, variant, handler or builtin defines."""
     for use in facts.names:
         name = use.node.id
-        if use.local or known_global(index, info, name):
+        if use.local or known_global(index, info, name) or id(use.node) in states:
             continue
         owner = _foreign_slot_owner(index, info, name)
         if owner is not None:

@@ -62,7 +62,8 @@ def _verify(program: ast.Program, project: Optional[object], path: str, strict: 
         if info.model is None or not info.model.states:
             continue
         graph = Graph(info.model)
-        bodies = cell_bodies(info.handlers, info.decl.scheduled)
+        typed = info.model.node is not None and bool(info.model.node.type_name)
+        bodies = cell_bodies(info.handlers, info.decl.scheduled, typed)
         machine = MachineReport(info.model, titles[info.name])
         machine.lines = structure_lines(graph)
         machine.lines += isolation_lines(bodies)

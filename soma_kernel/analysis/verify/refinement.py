@@ -45,12 +45,13 @@ class CellBodies:
         return [b for b in self.bodies if self.transitions[b.name]]
 
 
-def cell_bodies(handlers: list[ast.Handler], scheduled: list[ast.Scheduled]) -> CellBodies:
-    """Collect the bodies of a cell (handlers first, then scheduled blocks)."""
+def cell_bodies(handlers: list[ast.Handler], scheduled: list[ast.Scheduled], typed: bool = False) -> CellBodies:
+    """Collect the bodies of a cell (handlers first, then scheduled blocks);
+    `typed` when its machine's states are the variants of a sum type."""
     bodies = [Body(h.name, h, h.body, list(h.params)) for h in handlers]
     for block in scheduled:
         bodies.append(Body(f"{block.kind}@{block.interval_ms}ms", block, block.body))
-    return CellBodies(bodies, {b.name: transition_sites(b.body) for b in bodies})
+    return CellBodies(bodies, {b.name: transition_sites(b.body, typed) for b in bodies})
 
 
 def edge_takers(model: MachineModel, cell: CellBodies,

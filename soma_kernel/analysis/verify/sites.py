@@ -130,25 +130,34 @@ def _descend(node: ast.Node, path: tuple, conds: tuple, in_try: bool) -> list[tu
     return [(child, path, conds, in_try) for child in children(node)]
 
 
-def transition_sites(body: ast.Block) -> list[TransitionSite]:
-    """Every transition() call under `body` with its literal target/source."""
+def transition_sites(body: ast.Block, typed: bool = False) -> list[TransitionSite]:
+    """Every transition() call under `body` with its literal target/source.
+
+    For a typed machine (`state m: SumType`) a bare variant name such as
+    `transition(id, Shipped)` is as literal as the string "Shipped".
+    """
+    def literal(expr: ast.Expr) -> Optional[str]:
+        return _literal_state(expr, typed)
+
     result = []
     for site in call_sites(body, (TRANSITION,)):
         args = site.call.args
         if len(args) >= 3:
-            source, target = _literal_string(args[1]), _literal_string(args[2])
+            source, target = literal(args[1]), literal(args[2])
             if source is None:
                 target = None
             result.append(TransitionSite(site, target, source))
         elif len(args) == 2:
-            result.append(TransitionSite(site, _literal_string(args[1]), None))
+            result.append(TransitionSite(site, literal(args[1]), None))
     return result
 
 
-def _literal_string(expr: ast.Expr) -> Optional[str]:
-    """The text of a plain string literal, else None."""
+def _literal_state(expr: ast.Expr, typed: bool) -> Optional[str]:
+    """The text of a plain string literal, or of a variant name in a typed machine, else None."""
     if isinstance(expr, ast.Literal) and isinstance(expr.value, str):
         return expr.value
+    if typed and isinstance(expr, ast.Name) and expr.id[:1].isupper():
+        return expr.id
     return None
 
 
