@@ -311,17 +311,11 @@ class Compiler:
                 rounds += 1
                 if bound is not None and rounds > bound:
                     raise_at(node, "loop_bound", f"while-loop ran past its loop_bound({bound})")
-                try:
-                    control = body(f)
-                except ControlSignal as signal:
-                    if signal.kind == RETURN:
-                        raise
-                    control = signal.kind
-                if control is None or control == CONTINUE:
-                    continue
+                control = loop_body(body, f)
                 if control == BREAK:
                     break
-                return control
+                if control == RETURN:
+                    return control
             return None
 
         return run
@@ -356,17 +350,11 @@ class Compiler:
                 if bound is not None and rounds > bound:
                     raise_at(node, "loop_bound", f"for-loop ran past its loop_bound({bound})")
                 f[index] = item
-                try:
-                    control = body(f)
-                except ControlSignal as signal:
-                    if signal.kind == RETURN:
-                        raise
-                    control = signal.kind
-                if control is None or control == CONTINUE:
-                    continue
+                control = loop_body(body, f)
                 if control == BREAK:
                     break
-                return control
+                if control == RETURN:
+                    return control
             return None
 
         return run
@@ -934,6 +922,16 @@ class Compiler:
             return result
 
         return run
+
+
+def loop_body(body: Exec, f: list) -> Optional[str]:
+    """One round of a loop body; a break/continue that crossed an expression arrives as a signal."""
+    try:
+        return body(f)
+    except ControlSignal as signal:
+        if signal.kind == RETURN:
+            raise
+        return signal.kind
 
 
 def iterate(value, node):
