@@ -185,9 +185,33 @@ def _map_key_text(key: Any) -> str:
     return quote_string(key if type(key) is str else display(key))
 
 
-def _push_container(v: Any, work: list) -> None:
-    """Push the pieces of a list, map or variant onto the display stack
-    (in reverse, as the stack pops from the end)."""
+def _render(v: Any, scalar_text, pieces_of) -> str:
+    """Render nested data without recursion.
+
+    `scalar_text(value, type)` gives a leaf's text (None for a container);
+    `pieces_of(container)` lists its pieces in order: str pieces are output
+    as they are, 1-tuples `(value,)` are rendered in their place.
+    """
+    out: list[str] = []
+    work: list = [(v,)]
+    while work:
+        piece = work.pop()
+        if type(piece) is str:
+            out.append(piece)
+            continue
+        value = piece[0]
+        text = scalar_text(value, type(value))
+        if text is not None:
+            out.append(text)
+        else:
+            pieces = pieces_of(value)
+            pieces.reverse()
+            work.extend(pieces)
+    return "".join(out)
+
+
+def _display_pieces(v: Any) -> list:
+    """The display pieces of a list, map or variant."""
     pieces: list = []
     if isinstance(v, list):
         pieces.append("[")
@@ -221,31 +245,13 @@ def _push_container(v: Any, work: list) -> None:
                 pieces.append(f"{key}: ")
                 pieces.append((item,))
             pieces.append(" }" if v.fields else "}")
-    pieces.reverse()
-    work.extend(pieces)
+    return pieces
 
 
 def display_inner(v: Any) -> str:
     """The display form of a value nested in a list or map: Strings are
     quoted and JSON-escaped."""
-    t = type(v)
-    text = _scalar_display(v, t)
-    if text is not None:
-        return text
-    out: list[str] = []
-    work: list = [(v,)]
-    while work:
-        piece = work.pop()
-        if type(piece) is str:
-            out.append(piece)
-            continue
-        value = piece[0]
-        text = _scalar_display(value, type(value))
-        if text is not None:
-            out.append(text)
-        else:
-            _push_container(value, work)
-    return "".join(out)
+    return _render(v, _scalar_display, _display_pieces)
 
 
 def display(v: Any) -> str:
@@ -430,42 +436,30 @@ def _variant_json_fields(v: Variant) -> dict:
 def to_json(v: Any) -> str:
     """Compact JSON text of a value (`{"a":1}`); variants as
     `{"_type":..,"_variant":..,fields}` (tuple payloads under `_values`)."""
-    text = _json_scalar(v, type(v))
-    if text is not None:
-        return text
-    out: list[str] = []
-    work: list = [(v,)]
-    while work:
-        piece = work.pop()
-        if type(piece) is str:
-            out.append(piece)
-            continue
-        value = piece[0]
-        text = _json_scalar(value, type(value))
-        if text is not None:
-            out.append(text)
-            continue
-        if type(value) is Variant:
-            value = _variant_json_fields(value)
-        pieces: list = []
-        if isinstance(value, list):
-            pieces.append("[")
-            for i, item in enumerate(value):
-                if i:
-                    pieces.append(",")
-                pieces.append((item,))
-            pieces.append("]")
-        else:
-            pieces.append("{")
-            for i, (key, item) in enumerate(value.items()):
-                if i:
-                    pieces.append(",")
-                pieces.append(quote_string(key if type(key) is str else display(key)) + ":")
-                pieces.append((item,))
-            pieces.append("}")
-        pieces.reverse()
-        work.extend(pieces)
-    return "".join(out)
+    return _render(v, _json_scalar, _json_pieces)
+
+
+def _json_pieces(value: Any) -> list:
+    """The JSON pieces of a list, map or variant."""
+    if type(value) is Variant:
+        value = _variant_json_fields(value)
+    pieces: list = []
+    if isinstance(value, list):
+        pieces.append("[")
+        for i, item in enumerate(value):
+            if i:
+                pieces.append(",")
+            pieces.append((item,))
+        pieces.append("]")
+    else:
+        pieces.append("{")
+        for i, (key, item) in enumerate(value.items()):
+            if i:
+                pieces.append(",")
+            pieces.append(quote_string(key if type(key) is str else display(key)) + ":")
+            pieces.append((item,))
+        pieces.append("}")
+    return pieces
 
 
 def _reject_constant(name: str) -> Any:
