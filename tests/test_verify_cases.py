@@ -197,3 +197,15 @@ def test_typed_machine_variant_targets_are_literal():
     assert "handler `collect` ⟶ {Collected}" in run.stdout
     assert "handler `move` ⟶ <dynamic>" in run.stdout
     assert run.returncode == 0
+
+
+def test_for_loops_over_non_collections_are_unbounded():
+    run = verify(os.path.join(CASES, "iterators"))
+    assert run.stdout == expected("iterators")
+    warnings = [line for line in run.stdout.splitlines() if line.startswith("  ⚠ handler `count`")]
+    assert warnings == [
+        "  ⚠ handler `count`: for-loop with unbounded iterator (write `for [loop_bound(N)] x in xs` or use "
+        "range(0, N) with literal N)",
+        "  ⚠ handler `count`: `for [loop_bound(2)]` over a literal list of 3 items — the bound is too small "
+        "(it raises loop_bound at run time)"]
+    assert run.returncode == 0

@@ -1,8 +1,12 @@
 """Structural termination of handlers (spec §12.2 item 9).
 
 Rules:
-- `for` loops terminate: they run over a finite value (a range, a list, a
-  map, a string) computed before the loop starts;
+- `for` loops terminate when they run over a variable, a field, a call
+  (`range(…)`, `keys(m)`…), a method call or a list literal — a collection
+  computed before the loop starts; any other iterable expression (`a + b`,
+  `xs[0]`, a pipe, a string literal) is an unbounded iterator unless the loop
+  or handler carries `[loop_bound(N)]`, and a bound smaller than its literal
+  list is reported;
 - a `while` loop terminates only with a `[loop_bound(N)]` annotation (on the
   loop or on the handler);
 - calls between handlers form a graph (by-name calls to a handler of the same
@@ -88,13 +92,32 @@ def _handler_reasons(cell: str, handler: ast.Handler, calls: CallGraph) -> list[
     return reasons
 
 
+# `for` iterables the reference counts as finite: a variable, a field, a call or
+# method call (a collection or `range(…)`), a list literal.
+_FINITE_ITERABLES = (ast.Name, ast.Field, ast.Call, ast.MethodCall, ast.ListLit)
+
+
 def _loop_reasons(name: str, body: ast.Block, bounded: bool) -> list[str]:
     reasons = []
     for node in iter_tree(body):
         if isinstance(node, ast.While) and node.bound is None and not bounded:
             reasons.append(f"handler `{name}`: while-loop without provable termination bound — add "
                            "[loop_bound(N)] or iterate with `for` over a finite collection")
+        elif isinstance(node, ast.For):
+            reasons.extend(_for_reasons(name, node, bounded))
     return reasons
+
+
+def _for_reasons(name: str, loop: ast.For, bounded: bool) -> list[str]:
+    """A `for` over an expression that is not a collection, or whose bound is
+    smaller than its literal list."""
+    if loop.bound is not None and isinstance(loop.iterable, ast.ListLit) and len(loop.iterable.items) > loop.bound:
+        return [f"handler `{name}`: `for [loop_bound({loop.bound})]` over a literal list of "
+                f"{len(loop.iterable.items)} items — the bound is too small (it raises loop_bound at run time)"]
+    if loop.bound is None and not bounded and not isinstance(loop.iterable, _FINITE_ITERABLES):
+        return [f"handler `{name}`: for-loop with unbounded iterator (write `for [loop_bound(N)] x in xs` "
+                "or use range(0, N) with literal N)"]
+    return []
 
 
 def _decreasing_self_call(handler: ast.Handler, calls: CallGraph, node: int) -> bool:
