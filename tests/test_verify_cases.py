@@ -190,6 +190,14 @@ def test_fair_runs_leave_a_retry_loop():
     assert run.returncode == 0
 
 
+def test_status_invariant_is_a_note_not_a_warning():
+    run = verify(os.path.join(CASES, "retry"), "--strict")
+    assert ("  · invariant status != \"printed\" || (tries ?? 0) <= 5 reads `status`: checked at run time on every "
+            "write to tries and on every transition()\n") in run.stdout
+    assert run.stdout.count("invariant status") == 1  # not in the Printer/invariants group
+    assert "✓ invariant tries >= 0 && tries <= 5 — writer 'retry' proven by induction" in run.stdout
+
+
 def test_typed_machine_variant_targets_are_literal():
     run = verify(os.path.join(CASES, "typed"))
     assert run.stdout == expected("typed")

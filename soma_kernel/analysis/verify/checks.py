@@ -24,7 +24,7 @@ from ..context import ProgramIndex
 from .effects import effects_lines
 from .graph import Graph
 from .guards import guard_lines
-from .invariants import invariant_groups
+from .invariants import invariant_groups, status_invariant_notes
 from .refinement import cell_bodies, edge_takers, isolation_lines, refinement_lines, sources_note
 from .report import MachineReport, Step, VerifyReport, CheckGroup
 from .structure import structure_lines
@@ -73,6 +73,7 @@ def _verify(program: ast.Program, project: Optional[object], path: str, strict: 
         machine.lines += guard_lines(info.model, bodies)
         tools = [t.name for t in info.decl.face.tools] if info.decl.face else []
         machine.lines += effects_lines(bodies, tools)
+        machine.lines += status_invariant_notes(info)
         takers = edge_takers(info.model, bodies, with_dynamic=True)
         _label_traces(machine, takers)
         chosen = props if applies(info.name) else []

@@ -32,7 +32,7 @@ from ...syntax import ast
 from ..context import CellInfo, ProgramIndex
 from ..walk import iter_tree
 from .guards import conjuncts
-from .report import FAIL, PASS, WARN, CheckGroup, CheckLine
+from .report import FAIL, INFO, PASS, WARN, CheckGroup, CheckLine
 from .sites import find_sites
 
 LIMIT = 2 ** 53
@@ -129,16 +129,43 @@ class Write:
 
 
 def invariant_groups(index: ProgramIndex) -> list[CheckGroup]:
-    """One `<Cell>/invariants` group per cell declaring invariants."""
+    """One `<Cell>/invariants` group per cell declaring invariants to prove
+    (an invariant reading a machine's `status` is a note of the machine)."""
     groups = []
     for info in index.cells.values():
         memory = info.decl.memory
-        if memory is None or not memory.invariants:
+        provable = [inv for inv in (memory.invariants if memory else []) if not reads_status(info, inv)]
+        if not provable:
             continue
         prover = Prover(info)
-        lines = [line for inv in memory.invariants for line in prover.lines_for(inv)]
+        lines = [line for inv in provable for line in prover.lines_for(inv)]
         groups.append(CheckGroup(f"{info.name}/invariants", lines))
     return groups
+
+
+def reads_status(info: CellInfo, inv: ast.Invariant) -> bool:
+    """True when the invariant reads the instance's machine state (`status`)
+    in a cell with a machine and no slot of that name."""
+    if info.model is None or "status" in info.slots:
+        return False
+    return any(isinstance(n, ast.Name) and n.id == "status" for n in iter_tree(inv.expr))
+
+
+def status_invariant_notes(info: CellInfo) -> list[CheckLine]:
+    """`·` notes for invariants over `status`: the runtime checks them on every
+    write to their slots and on every transition(); the prover does not."""
+    from ...syntax.render import render_expr
+
+    memory = info.decl.memory
+    notes = []
+    for inv in (memory.invariants if memory else []):
+        if reads_status(info, inv):
+            named = [n.id for n in iter_tree(inv.expr) if isinstance(n, ast.Name) and n.id in info.slots]
+            slots = ", ".join(dict.fromkeys(named)) or ", ".join(info.slots)
+            notes.append(CheckLine(INFO, f"invariant {render_expr(inv.expr)} reads `status`: checked at run time "
+                                         f"on every write to {slots} and on every transition()",
+                                   kind="invariant"))
+    return notes
 
 
 class Prover:
