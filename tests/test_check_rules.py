@@ -397,3 +397,21 @@ def test_lowercase_transition_argument_in_a_typed_machine_is_a_variable():
     assert check(TYPED_DOOR.replace("{target}", "Shut")).errors == []
     report = check(TYPED_DOOR.replace("{target}", "shut_state"))
     assert [message for _, message in located(report)] == ["undefined variable 'shut_state'"]
+
+
+def test_value_slips_variant_literals_bool_operands_and_emit():
+    report = check((Path(__file__).parent / "check_cases" / "values_bad.cell").read_text(encoding="utf-8"))
+    assert located(report) == [
+        ("case.cell:11:27", "variant 'Settled' literal is missing field(s) net"),
+        ("case.cell:11:52", "variant 'Settled' has no field 'nett' (fields: id, net)"),
+        ("case.cell:12:30", "variant 'Pending' of Outcome has no fields — it is a unit variant: write Pending"),
+        ("case.cell:13:27", "variant Failed takes 1 argument(s), but the call passes 2"),
+        ("case.cell:14:27", "the operand of `!` must be a Bool, but `n` is declared Int"),
+        ("case.cell:15:12", "the `if` condition must be a Bool, but it is the Int that len() returns"),
+        ("case.cell:16:22", "the left operand of `||` must be a Bool, but `tags` is declared List"),
+        ("case.cell:18:9", "emit settled() passes 2 argument(s), but the listener 'settled' of cell 'Ledger' takes 1"),
+    ]
+    assert located(report, "warning") == [
+        ("case.cell:17:24", "the operand of `!` must be a Bool, but it is an Int literal"),
+        ("case.cell:19:9", "emit nobody(): no cell has a handler `on nobody(…)` — nothing receives it"),
+    ]

@@ -1,8 +1,8 @@
 """`soma check`: the static checks of a program and the report they make.
 
 `check_program(program, project)` runs every analysis (structure, face
-contracts, names, calls, machines, invariants, match exhaustiveness, test
-rules, agent options, skeleton frames, the cost bound) and returns a
+contracts, names, calls, machines, invariants, match exhaustiveness, value
+rules (variant literals, Bool operands, emit listeners), test rules, agent options, skeleton frames, the cost bound) and returns a
 `CheckReport`. The report renders as the reference prints it (§11.1): notes
 and warnings first, then errors, then one summary line; or as JSON (§11.2).
 """
@@ -15,12 +15,13 @@ from typing import Optional
 
 from ..diagnostics import Diagnostic
 from ..syntax import ast
-from . import agent_options, calls, cost, face, frames, invariants, machines, matches, names, structure, test_rules
+from . import (agent_options, calls, cost, face, frames, invariants, machines, matches, names, structure,
+               test_rules, values)
 from .context import ProgramIndex, Reporter
 
 ANALYSES = (
     structure.check, face.check, names.check, calls.check, machines.check, invariants.check,
-    matches.check, test_rules.check, agent_options.check, frames.check, cost.check,
+    matches.check, values.check, test_rules.check, agent_options.check, frames.check, cost.check,
 )
 
 
