@@ -708,3 +708,14 @@ def test_comments_are_blanked_and_strings_kept_in_a_large_text():
     handler = program.cells[0].handlers[0]
     assert handler.body.stmts[0].value.value == "/* not a comment */"
     assert program.cells[0].machines[0].edges[-1].dst == "s49"
+
+
+def test_a_fresh_process_parses_with_the_cached_tables():
+    import subprocess
+    import sys
+
+    code = ("from soma_kernel.syntax.parser import parse_fragment\n"
+            "print(len(parse_fragment('a\\n-1')), len(parse_fragment('match m {\\n {k: 1} -> Done\\n {k: v} -> v\\n}')))")
+    for _ in range(2):  # the first run may write the cache, the second reads it
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert run.stdout.split() == ["2", "1"], run.stderr
