@@ -7,6 +7,7 @@ error and a bad soma.toml the same way.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from typing import Optional
 
@@ -40,6 +41,15 @@ def read_source(path: str) -> str:
         raise UserError(f"error: {path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     except OSError as err:
         raise UserError(f"error: {path}: {err.strerror}") from None
+
+
+def load_or_report(path: str, with_project: bool = True) -> Optional[LoadedProgram]:
+    """`load(path)`, or None after printing the user error on stderr (commands exit 1 then)."""
+    try:
+        return load(path, with_project)
+    except UserError as err:
+        print(str(err), file=sys.stderr)
+        return None
 
 
 def load(path: str, with_project: bool = True) -> LoadedProgram:

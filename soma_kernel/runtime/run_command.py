@@ -19,7 +19,7 @@ import sys
 from typing import Optional
 
 from ..diagnostics import SomaError
-from ..loader import UserError, load
+from ..loader import load_or_report
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -39,10 +39,8 @@ def main(argv: list[str]) -> int:
     from .values import to_json
 
     args = parse_args(argv)
-    try:
-        loaded = load(args.file)
-    except UserError as err:
-        print(str(err), file=sys.stderr)
+    loaded = load_or_report(args.file)
+    if loaded is None:
         return 1
     agent = (loaded.project.agent if loaded.project is not None else {}) or {}
     runtime = Runtime(agent_mock=agent.get("mock"), project_dir=os.path.dirname(os.path.abspath(args.file)))

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from ..loader import UserError, load
+from ..loader import load_or_report
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -23,10 +23,8 @@ def main(argv: list[str]) -> int:
     from .runner import Output, run_tests
 
     args = parse_args(argv)
-    try:
-        loaded = load(args.file)
-    except UserError as err:
-        print(str(err), file=sys.stderr)
+    loaded = load_or_report(args.file)
+    if loaded is None:
         return 1
     refusal = check_refusal(loaded)
     if refusal:
