@@ -719,3 +719,18 @@ def test_a_fresh_process_parses_with_the_cached_tables():
     for _ in range(2):  # the first run may write the cache, the second reads it
         run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
         assert run.stdout.split() == ["2", "1"], run.stderr
+
+
+def test_section_keywords_stay_names_right_after_a_brace():
+    program = parse('cell Market {\n    memory {\n        state: Map<String, Int> [persistent]\n    }\n'
+                    '    on open() {\n        state.set("round", 1)\n        return state.get("round")\n    }\n}\n')
+    (cell,) = program.cells
+    assert [slot.name for slot in cell.memory.slots] == ["state"]
+    first = cell.handlers[0].body.stmts[0].expr
+    assert isinstance(first, ast.MethodCall) and first.receiver == ast.Name(id="state")
+
+
+def test_section_keywords_stay_names_after_a_closing_brace():
+    stmts = body_of('if x > 0 { 1 } else { 2 }\n state.set("a", 1)\n face.get("b")')
+    assert [s.expr.receiver.id for s in stmts[1:]] == ["state", "face"]
+    assert "'on' is a reserved word" in str(syntax_error("let on = 1"))

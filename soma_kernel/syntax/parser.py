@@ -300,7 +300,7 @@ def _parse_text(text: str, origin: str, start: str):
     gc.disable()
     try:
         try:
-            tree = _lark().parse(scanned.clean, start=start)
+            tree = _lark().parse(scanned.clean, start=start, on_error=_keyword_as_name)
         except UnexpectedInput as exc:
             errors.from_lark(exc)
         if scanned.unclosed is not None:
@@ -309,6 +309,24 @@ def _parse_text(text: str, origin: str, start: str):
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _keyword_as_name(exc: UnexpectedInput) -> bool:
+    """Read a keyword as a name where only a name fits, and go on parsing.
+
+    The contextual lexer picks terminals by parser state, but LALR shares
+    one state between all the places a rule ends (`}` of any block), so
+    after a block `state` or `face` lexes as its keyword even where a
+    statement must begin (`state.set(…)`). The parser then refuses it with
+    a name among the expected terminals: feed it as that name instead.
+    """
+    token = getattr(exc, "token", None)
+    if not isinstance(exc, UnexpectedToken) or token is None or token.type not in _keyword_types():
+        return False
+    if "NAME" not in (exc.accepts or exc.expected or ()):
+        return False
+    exc.interactive_parser.feed_token(Token.new_borrow_pos("NAME", str(token), token))
+    return True
 
 
 def parse_expression(text: str, origin: str = "<input>") -> ast.Expr:
