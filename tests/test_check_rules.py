@@ -415,3 +415,11 @@ def test_value_slips_variant_literals_bool_operands_and_emit():
         ("case.cell:17:24", "the operand of `!` must be a Bool, but it is an Int literal"),
         ("case.cell:19:9", "emit nobody(): no cell has a handler `on nobody(…)` — nothing receives it"),
     ]
+
+
+def test_a_cell_name_can_pass_one_of_its_handlers_as_a_value():
+    report = check("cell Crowd {\n    on run(people: List) {\n        return map(\"task\", Shopper.decide, \"n\", len(people))\n"
+                   "    }\n}\ncell Shopper {\n    on decide(me: Map) { return 1 }\n}\n")
+    assert report.errors == []
+    assert located(check("cell A {\n    on f() { return Shoper.decide }\n}\n")) == [
+        ("case.cell:2:21", "undefined variant or name 'Shoper'")]

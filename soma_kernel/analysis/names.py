@@ -25,12 +25,14 @@ def check(index: ProgramIndex, report: Reporter, project: object) -> None:
 
 
 def known_global(index: ProgramIndex, info: CellInfo, name: str) -> bool:
-    """True when a non-local name means something in `info`'s handlers
-    (another cell's slot does not, even when a builtin shares its name)."""
+    """True when a non-local name means something in `info`'s handlers: a
+    slot, variant, handler, builtin, or a cell (`Shopper.decide` passes a
+    handler as a value); another cell's slot does not, even when a builtin
+    shares its name."""
     if name not in info.slots and _foreign_slot_owner(index, info, name) is not None:
         return False
     return (name in info.slots or name in index.variants or name in index.handler_owners
-            or index.is_builtin(name))
+            or name in index.cells or index.is_builtin(name))
 
 
 def _typed_state_arguments(index: ProgramIndex, info: CellInfo, owner: ast.Node) -> set[int]:
