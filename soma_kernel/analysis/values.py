@@ -1,8 +1,10 @@
 """Value checks decidable from the expression alone: variant literals
-(unknown or missing struct fields, braces on a unit or tuple variant), Bool operators and conditions given a value that is never a
-Bool (a number, string or list literal, or a builtin whose signature returns
-another type, such as `len()`), and `emit` without a listener or with an
-argument count no listener takes."""
+(unknown or missing struct fields, braces on a unit or tuple variant); Bool
+operators and conditions given a value that is never a Bool (a parameter
+declared Int/Float/String/List/Map and never rebound, a builtin whose
+signature returns such a type like `len()`, or — as a warning — a literal);
+and `emit` without a listener or with an argument count no listener takes.
+(Tuple-variant payload counts are call arity, checked in `calls`.)"""
 
 from __future__ import annotations
 
