@@ -3,7 +3,9 @@
 Three families, as in the reference's state-explosion study: a linear chain
 (s0 -> s1 -> … -> sN), a diamond lattice (layers of two states, each joined
 to both states of the next layer) and a cycle that fails `eventually`
-(a ring of N states with one exit the property does not name). Each program
+(a ring of N states that can leave towards `done`, and a second ring the run
+can enter but never leave, so `done` is not inevitable: the counter-example
+is a lasso through the whole trap). Each program
 is written to a temporary folder (with a soma.toml for the cycle) and timed
 through the real pipeline; the table shows parse, `soma check` and verify
 (with rendering) separately. Run:
@@ -43,9 +45,11 @@ def diamond(n: int) -> str:
 
 
 def cycle(n: int) -> str:
-    """A ring s0 -> … -> s(n-2) -> s0 with an exit to `done` from s0."""
-    edges = [f"        s{i} -> s{(i + 1) % (n - 1)}" for i in range(n - 1)]
-    edges.append("        s0 -> done")
+    """A ring s0 … s(h-1) with an exit to `done`, and from its last state a trap ring t0 … t(h-1)."""
+    half = max(2, (n - 1) // 2)
+    edges = [f"        s{i} -> s{(i + 1) % half}" for i in range(half)]
+    edges += [f"        t{i} -> t{(i + 1) % half}" for i in range(half)]
+    edges += ["        s0 -> done", f"        s{half - 1} -> t0"]
     return _cell("        initial: s0\n" + "\n".join(edges), "s1")
 
 

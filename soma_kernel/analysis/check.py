@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..diagnostics import Diagnostic
+from ..gcpause import paused_gc
 from ..syntax import ast
 from . import (agent_options, calls, cost, face, frames, invariants, machines, matches, names, structure,
                test_rules, values)
@@ -73,7 +74,13 @@ class CheckReport:
 
 
 def check_program(program: ast.Program, project: Optional[object] = None) -> CheckReport:
-    """Run every static check on a parsed program."""
+    """Run every static check on a parsed program (the cyclic collector paused, see gcpause)."""
+    with paused_gc():
+        return _check(program, project)
+
+
+def _check(program: ast.Program, project: Optional[object]) -> CheckReport:
+    """The analyses of `check_program`, in order."""
     index = ProgramIndex(program)
     reporter = Reporter(program.origin)
     for analysis in ANALYSES:

@@ -16,7 +16,6 @@ Phases, in order:
 from __future__ import annotations
 
 import dataclasses
-import gc
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from . import ast
+from ..gcpause import paused_gc
 from ..diagnostics import Diagnostic, SomaSyntaxError
 
 MAX_NESTING = 400
@@ -294,11 +294,7 @@ def _parse_text(text: str, origin: str, start: str):
         errors.raise_at(scanned.max_depth_at, scanned.max_depth_at + 1,
                         f"nesting deeper than {MAX_NESTING} levels",
                         hint="split the expression with `let` bindings or helper handlers")
-    # The parse allocates a node per token and none of them is garbage: pausing
-    # the cyclic collector keeps large machines linear (as verify does).
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():  # a node per token, none of them garbage (see gcpause)
         try:
             tree = _lark().parse(scanned.clean, start=start, on_error=_keyword_as_name)
         except UnexpectedInput as exc:
@@ -306,9 +302,6 @@ def _parse_text(text: str, origin: str, start: str):
         if scanned.unclosed is not None:
             errors.unclosed_text()
         return _Builder(scanned.clean, origin).build(tree)
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _keyword_as_name(exc: UnexpectedInput) -> bool:

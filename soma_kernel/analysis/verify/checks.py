@@ -15,10 +15,10 @@ their name, or `Cell.machine` when two cells' machines share a name.
 from __future__ import annotations
 
 import difflib
-import gc
 import json
 from typing import Optional
 
+from ...gcpause import paused_gc
 from ...syntax import ast
 from ..context import ProgramIndex
 from .effects import effects_lines
@@ -36,17 +36,10 @@ def verify_program(program: ast.Program, project: Optional[object], path: str,
                    strict: bool = False) -> VerifyReport:
     """Verify every state machine, invariant and handler of a parsed program.
 
-    The cyclic garbage collector is paused meanwhile: the analyses allocate
-    many small lists, and with a large program's AST alive every collection
-    would walk the whole heap (that made 100 000-state machines superlinear).
+    The cyclic garbage collector is paused meanwhile (see soma_kernel.gcpause).
     """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         return _verify(program, project, path, strict)
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _verify(program: ast.Program, project: Optional[object], path: str, strict: bool) -> VerifyReport:
