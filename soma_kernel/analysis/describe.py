@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Optional
 
-from ..loader import UserError, load
+from ..loader import load_or_report
 from ..syntax import ast
 from .context import did_you_mean
 from .model import build_model
@@ -254,10 +254,8 @@ def main(argv: list[str]) -> int:
     if len(paths) != 1 or flags - {"--json", "--faces"}:
         print(USAGE, file=sys.stderr)
         return 2
-    try:
-        loaded = load(paths[0], with_project=False)
-    except UserError as err:
-        print(err, file=sys.stderr)
+    loaded = load_or_report(paths[0], with_project=False)
+    if loaded is None:
         return 1
     program, path = loaded.program, paths[0]
     if "--json" in flags:

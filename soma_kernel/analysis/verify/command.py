@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ...loader import UserError, load
+from ...loader import load_or_report
 from .checks import verify_program
 from .report import VerifyReport, render_json, render_text
 
@@ -26,10 +26,8 @@ def main(argv: list[str]) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
         return 2 if exit_.code else 0
-    try:
-        loaded = load(args.file)
-    except UserError as err:
-        print(str(err), file=sys.stderr)
+    loaded = load_or_report(args.file)
+    if loaded is None:
         return 1
     report = run(loaded.program, loaded.project, args.file, args.strict)
     sys.stdout.write(render_json(report) if args.json else render_text(report))
