@@ -148,8 +148,14 @@ def test_set_on_a_local_and_whole_slot_assignment():
                            "    on f() {\n        let m = map()\n        m.set(\"k\", 1)\n        log = []\n"
                            "        return m\n    }\n}\n"))
     assert errors[0] == ("case.cell:7:9", "`.set()` on the local 'm': slot methods write memory slots, "
-                         "not local values")
+                         "not local values — the result is thrown away")
     assert errors[1] == ("case.cell:8:9", "whole-slot assignment to memory slot 'log' is not allowed")
+
+
+def test_push_on_a_local_whose_result_is_kept_is_ufcs():
+    report = check("cell A {\n    on f(xs: List) {\n        let out = []\n        for x in xs {\n"
+                   "            out = out.push(x)\n        }\n        return out\n    }\n}\n")
+    assert report.errors == []
 
 
 def test_foreign_slot_access():

@@ -78,9 +78,11 @@ def _slot_misuse(report: Reporter, info: CellInfo, facts) -> None:
     """Slot methods on locals, whole-slot assignment, `let` hiding a slot."""
     for use in facts.methods:
         method = use.node.method
-        if use.local and method in SLOT_WRITERS and isinstance(use.node.receiver, ast.Name):
+        discarded = id(use.node) in facts.discarded  # `out = out.push(x)` keeps the new list: fine
+        if use.local and discarded and method in SLOT_WRITERS and isinstance(use.node.receiver, ast.Name):
             report.error(use.node, f"`.{method}()` on the local '{use.root}': slot methods write memory slots, "
-                         "not local values", "local_slot_method", _local_fix(use.root, method))
+                         "not local values — the result is thrown away", "local_slot_method",
+                         _local_fix(use.root, method))
     for use in facts.assigns:
         if not use.local and use.root in info.slots and isinstance(use.node.target, ast.Name):
             report.error(use.node, f"whole-slot assignment to memory slot '{use.root}' is not allowed",

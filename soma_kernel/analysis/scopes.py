@@ -89,6 +89,7 @@ class BodyFacts:
     calls: list[RootedUse] = field(default_factory=list)
     loop_escapes: list[ast.Node] = field(default_factory=list)
     lets: list[ast.Let] = field(default_factory=list)
+    discarded: set[int] = field(default_factory=set)  # ids of expressions used as statements
 
 
 def root_name(expr: ast.Node) -> Optional[str]:
@@ -176,6 +177,10 @@ class _Walker:
         self.facts.lets.append(node)
         self.stack.append(("bind", node.name, scope))
         self._push([node.value], scope, in_loop)
+
+    def _visit_ExprStmt(self, node: ast.ExprStmt, scope: Scope, in_loop: bool) -> None:
+        self.facts.discarded.add(id(node.expr))
+        self._push([node.expr], scope, in_loop)
 
     def _visit_Name(self, node: ast.Name, scope: Scope, in_loop: bool) -> None:
         local = scope.binds(node.id)
