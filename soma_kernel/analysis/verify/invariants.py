@@ -73,6 +73,7 @@ class Interval:
         return Interval(lo, hi)
 
     def text(self) -> str:
+        """The interval as the prover prints it, e.g. `[0, +∞]`."""
         return f"[{_bound_text(self.lo, '-∞')}, {_bound_text(self.hi, '+∞')}]"
 
 
