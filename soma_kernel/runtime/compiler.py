@@ -846,22 +846,16 @@ class Compiler:
         return lambda f: then(f) if cond(f) else orelse(f)
 
     def e_Match(self, node: ast.Match, scope: Scope) -> Eval:
-        subject = self.expr(node.subject, scope)
-        arms = [self.arm(arm, scope, as_value=True) for arm in node.arms]
-
-        def run(f):
-            value = subject(f)
-            for matches, guard, body in arms:
-                if matches(value, f) and (guard is None or guard(f)):
-                    return body(f)
-            raise_at(node, "match", f"no match arm fits {display(value)}")
-
-        return run
+        return self.match(node, scope, as_value=True)
 
     def match_stmt(self, node: ast.Match, scope: Scope) -> Exec:
         """`match` in statement position: block arms may break/continue/return."""
+        return self.match(node, scope, as_value=False)
+
+    def match(self, node: ast.Match, scope: Scope, as_value: bool):
+        """Run the first arm whose pattern and guard accept the subject (none: kind `match`)."""
         subject = self.expr(node.subject, scope)
-        arms = [self.arm(arm, scope, as_value=False) for arm in node.arms]
+        arms = [self.arm(arm, scope, as_value) for arm in node.arms]
 
         def run(f):
             value = subject(f)
