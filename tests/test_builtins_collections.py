@@ -1,28 +1,14 @@
 """Collection, pipeline and lambda builtins."""
 
-import pytest
 
-from soma_kernel.diagnostics import SomaError
-from soma_kernel.runtime.builtins import call_builtin
 from soma_kernel.runtime.builtins.collections import range_object
+from helpers import call, kind_of
 
 ROWS = [
     {"name": "ana", "team": "red", "score": 30, "age": "41"},
     {"name": "bo", "team": "blue", "score": 10, "age": "25"},
     {"name": "cy", "team": "red", "score": 20, "age": "33"},
 ]
-
-
-def call(name, *args):
-    """Call a builtin through the registry."""
-    return call_builtin(name, list(args))
-
-
-def kind_of(name, *args):
-    """The error kind a call raises."""
-    with pytest.raises(SomaError) as err:
-        call(name, *args)
-    return err.value.kind
 
 
 def test_list_and_map_constructors():

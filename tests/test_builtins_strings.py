@@ -3,19 +3,8 @@
 import pytest
 
 from soma_kernel.diagnostics import SomaError
-from soma_kernel.runtime.builtins import BUILTINS, call_builtin
-
-
-def call(name, *args):
-    """Call a builtin through the registry."""
-    return call_builtin(name, list(args))
-
-
-def kind_of(name, *args):
-    """The error kind a call raises."""
-    with pytest.raises(SomaError) as err:
-        call(name, *args)
-    return err.value.kind
+from soma_kernel.runtime.builtins import BUILTINS
+from helpers import call, kind_of
 
 
 def test_registry_entries_have_metadata():

@@ -9,7 +9,6 @@ loop, display data, print() reaching its cell, widgets, history, completion.
 
 from __future__ import annotations
 
-import os
 import queue
 import tempfile
 import time
@@ -18,7 +17,7 @@ import jupyter_kernel_test
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from soma_kernel.kernel.install import install
+from helpers import kernelspec_installed
 
 COUNTER = """cell Counter {
     face {
@@ -44,21 +43,17 @@ COUNTER = """cell Counter {
 }"""
 
 _PREFIX = tempfile.TemporaryDirectory(prefix="soma-kernelspec-")
-_SAVED_PATH = os.environ.get("JUPYTER_PATH")
+_INSTALLED = kernelspec_installed(_PREFIX.name)
 
 
 def setup_module(module):
     """Install the kernelspec into a temporary prefix and let Jupyter find it there first."""
-    install(prefix=_PREFIX.name)
-    os.environ["JUPYTER_PATH"] = os.path.join(_PREFIX.name, "share", "jupyter")
+    _INSTALLED.__enter__()
 
 
 def teardown_module(module):
     """Restore JUPYTER_PATH and drop the temporary prefix."""
-    if _SAVED_PATH is None:
-        os.environ.pop("JUPYTER_PATH", None)
-    else:
-        os.environ["JUPYTER_PATH"] = _SAVED_PATH
+    _INSTALLED.__exit__(None, None, None)
     _PREFIX.cleanup()
 
 

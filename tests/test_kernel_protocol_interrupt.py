@@ -5,13 +5,10 @@ the session goes on with its definitions and values intact."""
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
-from jupyter_client.manager import start_new_kernel
-
-from soma_kernel.kernel.install import install
+from helpers import running_kernel
 from test_kernel_protocol import _reply_to, of_type, run, wait_idle
 
 STATES = 100_000
@@ -28,17 +25,8 @@ def chain_program(states: int) -> str:
 @pytest.fixture
 def kernel(tmp_path):
     """A fresh Soma kernel working in `tmp_path`, the kernelspec from a temporary prefix."""
-    install(prefix=str(tmp_path / "prefix"))
-    saved = os.environ.get("JUPYTER_PATH")
-    os.environ["JUPYTER_PATH"] = str(tmp_path / "prefix" / "share" / "jupyter")
-    manager, client = start_new_kernel(kernel_name="soma", cwd=str(tmp_path))
-    yield manager, client
-    client.stop_channels()
-    manager.shutdown_kernel(now=True)
-    if saved is None:
-        os.environ.pop("JUPYTER_PATH", None)
-    else:
-        os.environ["JUPYTER_PATH"] = saved
+    with running_kernel(str(tmp_path / "prefix"), str(tmp_path)) as started:
+        yield started
 
 
 def interrupt(manager, client, code: str, after: float) -> tuple[dict, float]:

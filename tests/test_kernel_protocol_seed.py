@@ -5,12 +5,9 @@ leaves its frame."""
 
 from __future__ import annotations
 
-import os
 
 import pytest
-from jupyter_client.manager import start_new_kernel
-
-from soma_kernel.kernel.install import install
+from helpers import running_kernel
 from test_kernel_protocol import of_type, run
 from test_session_seed import REFUND, TRIAGE, read, rule_cells, split_at
 
@@ -20,18 +17,9 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 @pytest.fixture
 def kernel(tmp_path_factory):
     """A fresh Soma kernel started from an empty folder, with the kernelspec from a temporary prefix."""
-    prefix = tmp_path_factory.mktemp("prefix")
-    install(prefix=str(prefix))
-    saved = os.environ.get("JUPYTER_PATH")
-    os.environ["JUPYTER_PATH"] = str(prefix / "share" / "jupyter")
-    manager, client = start_new_kernel(kernel_name="soma", cwd=str(tmp_path_factory.mktemp("work")))
-    yield manager, client
-    client.stop_channels()
-    manager.shutdown_kernel(now=True)
-    if saved is None:
-        os.environ.pop("JUPYTER_PATH", None)
-    else:
-        os.environ["JUPYTER_PATH"] = saved
+    prefix, work = tmp_path_factory.mktemp("prefix"), tmp_path_factory.mktemp("work")
+    with running_kernel(str(prefix), str(work)) as started:
+        yield started
 
 
 def cell(client, code: str):

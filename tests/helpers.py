@@ -1,0 +1,54 @@
+"""Helpers shared by several test files: builtin calls and a kernel under test."""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+
+import pytest
+
+from soma_kernel.diagnostics import SomaError
+from soma_kernel.runtime.builtins import call_builtin
+
+
+def call(name, *args):
+    """Call a builtin through the registry."""
+    return call_builtin(name, list(args))
+
+
+def kind_of(name, *args):
+    """The error kind a builtin call raises."""
+    with pytest.raises(SomaError) as err:
+        call(name, *args)
+    return err.value.kind
+
+
+@contextmanager
+def kernelspec_installed(prefix: str):
+    """The soma kernelspec installed under `prefix`, found first through JUPYTER_PATH."""
+    from soma_kernel.kernel.install import install
+
+    install(prefix=prefix)
+    saved = os.environ.get("JUPYTER_PATH")
+    os.environ["JUPYTER_PATH"] = os.path.join(prefix, "share", "jupyter")
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("JUPYTER_PATH", None)
+        else:
+            os.environ["JUPYTER_PATH"] = saved
+
+
+@contextmanager
+def running_kernel(prefix: str, cwd: str):
+    """A Soma kernel process working in `cwd` and a blocking client: (manager, client)."""
+    from jupyter_client.manager import start_new_kernel
+
+    with kernelspec_installed(prefix):
+        manager, client = start_new_kernel(kernel_name="soma", cwd=cwd)
+        try:
+            yield manager, client
+        finally:
+            client.stop_channels()
+            manager.shutdown_kernel(now=True)
