@@ -18,29 +18,8 @@ import pytest
 from jupyter_client.manager import start_new_kernel
 
 from helpers import kernelspec_installed
+from test_session import COUNTER
 
-COUNTER = """cell Counter {
-    face {
-        signal bump(n: Int) -> Int
-    }
-    memory {
-        count: Map<String, Int>
-        invariant count >= 0
-    }
-    state door {
-        initial: closed
-        closed -> open
-        open -> closed
-    }
-    on bump(n: Int) {
-        count.set("n", (count.get("n") ?? 0) + n)
-        return count.get("n") ?? 0
-    }
-    on open_door(id: String) {
-        transition(id, "open")
-        return get_status(id)
-    }
-}"""
 
 _PREFIX = tempfile.TemporaryDirectory(prefix="soma-kernelspec-")
 _INSTALLED = kernelspec_installed(_PREFIX.name)
