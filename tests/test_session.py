@@ -102,7 +102,7 @@ def test_runtime_error_is_rendered_at_the_untrimmed_position(session):
     assert lines[0].startswith("error: cell[7]:3:5: invariant:")
     assert lines[1] == "3 |     bump(-9)"
     assert lines[2] == "  |     ^^^^^^^^"
-    assert "raised in cell Counter at cell[1]:7:9" in result.error
+    assert "raised in cell Counter at cell[1]:15:9" in result.error
     assert lines[-1].startswith("  hint:")
 
 

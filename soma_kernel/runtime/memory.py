@@ -149,8 +149,7 @@ class Slot:
         data = self.data
         old = data.get(key, MISSING)
         size = len(data) + (1 if old is MISSING else 0)
-        for invariant in self.invariants:
-            invariant.check(self, key, value, size)
+        self.check_invariants(key, value, size, node)
         if old is MISSING:
             self.journal.record(lambda: data.pop(key, None))
         else:
@@ -160,14 +159,23 @@ class Slot:
             self.on_change(self)
         return None
 
+    def check_invariants(self, key, value, size: int, node=None) -> None:
+        """Refuse a candidate write that breaks an invariant; the error points at the write."""
+        for invariant in self.invariants:
+            try:
+                invariant.check(self, key, value, size)
+            except SomaError as err:
+                if node is not None and err.kind == "invariant":
+                    err.span = node.span
+                raise
+
     def write_index(self, index, value, node=None):
         """Replace element `index` of a List slot."""
         data = self.data
         if type(index) is not int or not -len(data) <= index < len(data):
             raise SomaError("index", f"index {display(index)} out of range for slot {self.name} "
                             f"of length {len(data)}", node.span if node else ast.NO_SPAN)
-        for invariant in self.invariants:
-            invariant.check(self, index, value, len(data))
+        self.check_invariants(index, value, len(data), node)
         old = data[index]
         self.journal.record(lambda: data.__setitem__(index, old))
         data[index] = value
@@ -181,8 +189,7 @@ class Slot:
                             node.span if node else ast.NO_SPAN)
         value = self.typed(value, node)
         data = self.data
-        for invariant in self.invariants:
-            invariant.check(self, len(data), value, len(data) + 1)
+        self.check_invariants(len(data), value, len(data) + 1, node)
         self.journal.record(data.pop)
         data.append(value)
         self.changed()
