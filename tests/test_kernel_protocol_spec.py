@@ -49,3 +49,14 @@ def test_lexer_is_registered_and_highlights_soma():
     assert (Name.Function, "classify") in tokens
     assert any(kind in String and "urgent" in text for kind, text in tokens)
     assert pygments.lexers.get_lexer_for_filename("x.cell").name == "Soma"
+
+
+def test_nbconvert_html_export_highlights_soma_code():
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    notebook = nbformat.read(os.path.join(REPO, "notebooks", "01_tour.ipynb"), as_version=4)
+    assert notebook.metadata["language_info"]["pygments_lexer"] == "soma"
+    body, _ = HTMLExporter().from_notebook_node(notebook)
+    assert '<span class="kd">cell</span>' in body
+    assert '<span class="kd">invariant</span>' in body
