@@ -21,8 +21,8 @@ Rules of a notebook session:
 - Errors are rendered with `cell[N]:line:col`, the line and a caret, counted
   in the untrimmed cell text; the state is as it was before the failing
   statement. A bug in soma-kernel is an `InternalError`, never a dead kernel.
-- Lines starting with `%` (or `?name`, `??name`) at the top of a cell are magics
-  (`%help` lists them).
+- Lines starting with `%name` (or `?name`, `??name`) are magics, run in order
+  with the Soma code around them; `%%toml` takes the whole cell (`%help`).
 """
 
 from __future__ import annotations
