@@ -29,7 +29,7 @@ def help_magic(session, run, args: str, body) -> None:
 
     magics = [m for m in registry_of_magics().values() if not m.name.startswith("?")]
     width = max(len(m.usage) for m in magics)
-    lines = ["Soma kernel magics (at the top of a cell):"]
+    lines = ["Soma kernel magics (a line of their own, run in order with the code; %%toml takes the whole cell):"]
     lines += [f"  {m.usage:<{width}}  {m.doc}" for m in magics]
     lines += [
         f"  {'?name':<{width}}  help on a cell, handler, slot, type, builtin or keyword",
