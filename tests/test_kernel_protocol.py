@@ -99,6 +99,14 @@ def test_print_output_reaches_its_cell(kernel):
     assert text == "first\nsecond\n"
 
 
+def test_printed_text_comes_before_the_result(kernel):
+    _, client = kernel
+    reply, messages = run(client, 'print("before")\n"the result"')
+    assert reply["status"] == "ok"
+    kinds = [m["msg_type"] for m in messages if m["msg_type"] in ("stream", "execute_result")]
+    assert kinds == ["stream", "execute_result"]
+
+
 def test_definitions_and_values_across_cells(kernel):
     _, client = kernel
     reply, _ = run(client, COUNTER)

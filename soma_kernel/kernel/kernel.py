@@ -110,6 +110,7 @@ class SomaKernel(Kernel):
         if result.error is not None:
             return self._error_reply(result.error_name, result.error_value, result.error.split("\n"), silent)
         if result.result is not None and not silent:
+            _flush_streams()
             self.send_response(self.iopub_socket, "execute_result",
                                {"execution_count": self.execution_count, "data": result.result, "metadata": {}})
         return {"status": "ok", "execution_count": self.execution_count, "payload": result.payloads,
@@ -117,8 +118,7 @@ class SomaKernel(Kernel):
 
     def _error_reply(self, name: str, value: str, traceback: list[str], silent: bool) -> dict:
         """Publish an `error` message (unless silent) and build the error reply."""
-        sys.stdout.flush()
-        sys.stderr.flush()
+        _flush_streams()
         content = {"ename": name, "evalue": value, "traceback": traceback}
         if not silent:
             self.send_response(self.iopub_socket, "error", content)
@@ -170,6 +170,16 @@ class SomaKernel(Kernel):
     async def do_shutdown(self, restart):
         """Nothing to release: the session lives in memory."""
         return {"status": "ok", "restart": restart}
+
+
+def _flush_streams() -> None:
+    """Send what print() buffered, so it reaches the frontend before the result or error that follows.
+
+    ipykernel's OutStream sends on a timer; without this an execute_result
+    overtakes the text the cell printed before it.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
 
 
 WIDGET_COMM_TARGETS = {
