@@ -65,5 +65,5 @@ def load(path: str, with_project: bool = True) -> LoadedProgram:
     if with_project:
         from .project import load_project
 
-        project = load_project(os.path.dirname(os.path.abspath(path)))
+        project = load_project(os.path.dirname(path))
     return LoadedProgram(path, source, program, project)

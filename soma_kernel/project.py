@@ -13,6 +13,7 @@ means every cell of the file).
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import tomllib
@@ -101,7 +102,8 @@ def parse_project_text(text: str, path: str) -> ProjectConfig:
     for section in data:
         if section not in KNOWN_SECTIONS:
             known = ", ".join(f"[{s}]" for s in KNOWN_SECTIONS)
-            raise locator.error((), section, f"unknown section [{section}] (known: {known})")
+            raise locator.error((), section, f"unknown section [{section}] (known: {known})",
+                                _rename_hint(section, KNOWN_SECTIONS, "section"))
     package = _table(data, "package", (), locator)
     agent = _agent_section(_table(data, "agent", (), locator), locator)
     verify = _verify_section(_table(data, "verify", (), locator), locator)
@@ -132,7 +134,8 @@ def _agent_section(table: dict, locator: "_KeyLocator", where: tuple = ("agent",
         elif key == "capabilities":
             _expect_string_list(value, locator, where, key, allow_empty=True)
         else:
-            raise locator.error(where, key, f"unknown key '{key}' in [{section}] (known: {', '.join(AGENT_KEYS)})")
+            raise locator.error(where, key, f"unknown key '{key}' in [{section}] (known: {', '.join(AGENT_KEYS)})",
+                                _rename_hint(key, AGENT_KEYS))
     return dict(table)
 
 
@@ -155,7 +158,8 @@ def _verify_section(table: dict, locator: "_KeyLocator") -> VerifySettings:
             parsed = _anchored_tables(value, locator, key, allowed)
             setattr(settings, key, parsed)
         else:
-            raise locator.error(where, key, f"unknown key '{key}' in [verify] (known: {', '.join(VERIFY_KEYS)})")
+            raise locator.error(where, key, f"unknown key '{key}' in [verify] (known: {', '.join(VERIFY_KEYS)})",
+                                _rename_hint(key, VERIFY_KEYS))
     return settings
 
 
@@ -174,7 +178,8 @@ def _anchored_tables(value: object, locator: "_KeyLocator", kind: str, allowed: 
         entry: dict[str, list[str]] = {}
         for key, items in table.items():
             if key not in allowed:
-                raise locator.error(inner, key, f"unknown key '{key}' in [verify.{kind}.{state}] (known: {', '.join(allowed)})")
+                raise locator.error(inner, key, f"unknown key '{key}' in [verify.{kind}.{state}] (known: {', '.join(allowed)})",
+                                    _rename_hint(key, allowed))
             entry[key] = _expect_string_list(items, locator, inner, key)
         result[state] = entry
     return result
@@ -195,6 +200,14 @@ def _expect_string_list(value: object, locator: "_KeyLocator", where: tuple, key
     if not value and not allow_empty:
         raise locator.error(where, key, f"'{name}' is an empty list: name at least one state, or remove the key")
     return list(value)
+
+
+def _rename_hint(name: str, known: tuple, what: str = "key") -> str:
+    """The fix for an unknown key or section: the closest known name, or removal."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    if close:
+        return f"did you mean '{close[0]}'? rename the {what}"
+    return f"remove the {what}, or use one of the known names"
 
 
 def _dotted(parts: tuple) -> str:
@@ -263,10 +276,10 @@ class _KeyLocator:
         """The 1-based line of `key` in table `where` (0 when not found)."""
         return self.position(where, key)[0]
 
-    def error(self, where: tuple, key: str, message: str) -> UserError:
-        """A UserError pointing at `key` of table `where`."""
+    def error(self, where: tuple, key: str, message: str, hint: Optional[str] = None) -> UserError:
+        """A UserError pointing at `key` of table `where` (with an optional fix)."""
         line, col, width = self.position(where, key)
-        return self._located(line, col, width, message)
+        return self._located(line, col, width, message, hint)
 
     def syntax_error(self, message: str) -> UserError:
         """A UserError from a TOML syntax error, at the position tomllib reports."""
@@ -275,12 +288,15 @@ class _KeyLocator:
         text = _TOML_POSITION.sub("", message).strip()
         return self._located(line, col, 1, f"invalid TOML: {text}")
 
-    def _located(self, line: int, col: int, width: int, message: str) -> UserError:
-        """Format `error: path:line:col: message` with the source line and a caret."""
+    def _located(self, line: int, col: int, width: int, message: str, hint: Optional[str] = None) -> UserError:
+        """Format `error: path:line:col: message` with the source line, a caret and the fix."""
         if line <= 0:
-            return UserError(f"error: {self.path}: {message}")
-        span = Span(line, col, line, col + max(width, 1), 0, 0)
-        lines = [f"error: {self.path}:{line}:{col}: {message}"] + caret_lines(self.text, span)
+            lines = [f"error: {self.path}: {message}"]
+        else:
+            span = Span(line, col, line, col + max(width, 1), 0, 0)
+            lines = [f"error: {self.path}:{line}:{col}: {message}"] + caret_lines(self.text, span)
+        if hint:
+            lines.append(f"  hint: {hint}")
         return UserError("\n".join(lines))
 
 

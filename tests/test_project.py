@@ -82,3 +82,26 @@ def test_models_tables_are_validated_like_agent():
     config = parse_project_text('[models.fast]\nmodel = "m"\nretries = 2\n', "x")
     assert config.models == {"fast": {"model": "m", "retries": 2}}
     assert "unknown key 'colour' in [models.fast]" in _error('[models.fast]\ncolour = "m"\n')
+
+
+def test_unknown_key_suggests_the_close_name():
+    message = _error('[verify]\neventualy = ["done"]\n')
+    assert message.splitlines()[-1] == "  hint: did you mean 'eventually'? rename the key"
+
+
+def test_unknown_section_without_a_close_name_says_remove_it():
+    message = _error('[zebra]\nx = 1\n')
+    assert message.splitlines()[-1] == "  hint: remove the section, or use one of the known names"
+
+
+def test_a_bad_manifest_is_named_as_the_program_path_gives_it(tmp_path, monkeypatch):
+    from soma_kernel.loader import load
+
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "a.cell").write_text('cell A {\n    on f() { return 1 }\n}\n', encoding="utf-8")
+    (tmp_path / "app" / "soma.toml").write_text('[agnet]\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UserError) as info:
+        load("app/a.cell")
+    assert str(info.value).startswith("error: app/soma.toml:1:2: unknown section [agnet]")
+    assert str(info.value).endswith("hint: did you mean 'agent'? rename the section")
