@@ -308,11 +308,15 @@ class Session:
 
         parts = split_cell(run.code)
         if parts.cell_magic is not None:
-            run_cell_magic(self, run, parts.cell_magic)
+            name, args, _ = parts.cell_magic
+            first_line = len(run.code[:len(run.code) - len(run.code.lstrip())].split("\n"))
+            with _magic_errors_at(run, first_line, args):
+                run_cell_magic(self, run, parts.cell_magic)
             return
         for kind, step in parts.steps:
             if kind == "magic":
-                run_line_magic(self, run, step)
+                with _magic_errors_at(run, step.line, step.args):
+                    run_line_magic(self, run, step)
             else:
                 self.run_soma(run, step, run.origin)
 
@@ -599,6 +603,35 @@ def _line_offset(text: str, line: int) -> int:
             return len(text)
         offset = found + 1
     return offset
+
+
+POSITIONED_ELSEWHERE = re.compile(r"^error: \S.*:\d+:\d+: ")
+
+
+@contextlib.contextmanager
+def _magic_errors_at(run: CellRun, line: int, args: str):
+    """Turn a MagicError/UserError of the magic on `line` into an error shown at that line with a caret.
+
+    An error that already points into another file (a soma.toml beside a
+    `%load`ed file) keeps its place and says which magic line met it.
+    """
+    try:
+        yield
+    except (MagicError, UserError) as err:
+        from .kernel.magics import magic_span
+
+        text = str(err)
+        first, _, rest = text.partition("\n")
+        message = first[len("error: "):] if first.startswith("error: ") else first
+        name = type(err).__name__
+        if first.startswith(f"error: {run.origin}:"):
+            raise CellError(name, message, text) from None
+        if POSITIONED_ELSEWHERE.match(first):
+            raise CellError(name, message, f"{text}\n  (met by the magic at {run.origin}:{line})") from None
+        source_line = run.code.split("\n")[line - 1]
+        span = magic_span(source_line, line, args, message)
+        rendered = Diagnostic("error", message, span, run.origin).render(run.code)
+        raise CellError(name, message, rendered + (f"\n{rest}" if rest else "")) from None
 
 
 def _inside(span: Span, outer: Span) -> bool:

@@ -26,7 +26,7 @@ def session(tmp_path):
 
 def test_split_cell_blanks_magic_lines_to_keep_line_numbers():
     parts = split_cell("%check\n?bump\nlet x = 1")
-    assert parts.steps == [("magic", ("check", "")), ("magic", ("?", "bump")), ("code", "\n\nlet x = 1")]
+    assert parts.steps == [("magic", ("check", "", 1)), ("magic", ("?", "bump", 2)), ("code", "\n\nlet x = 1")]
     assert parts.cell_magic is None and parts.code == "\n\nlet x = 1"
     parts = split_cell("\n%%toml\n[agent]\nmock = \"echo\"")
     assert parts.cell_magic == ("toml", "", "[agent]\nmock = \"echo\"") and parts.steps == []
@@ -34,7 +34,7 @@ def test_split_cell_blanks_magic_lines_to_keep_line_numbers():
 
 def test_split_cell_runs_magics_between_code_in_order():
     parts = split_cell('mock think "x"\n%mocks\nlet y = 10 %\n  3')
-    assert parts.steps == [("code", 'mock think "x"\n\n\n'), ("magic", ("mocks", "")),
+    assert parts.steps == [("code", 'mock think "x"\n\n\n'), ("magic", ("mocks", "", 2)),
                            ("code", '\n\nlet y = 10 %\n  3')]
 
 
@@ -54,7 +54,36 @@ def test_check_reports_on_the_session(session):
 def test_unknown_magic_names_the_known_ones(session):
     result = session.execute("%frobnicate now")
     assert result.error_name == "MagicError"
-    assert result.error.startswith("unknown magic %frobnicate — known magics: %check, %verify")
+    assert result.error_value.startswith("unknown magic %frobnicate — known magics: %check, %verify")
+    assert result.error.startswith("error: cell[")
+    assert result.error.split("\n")[1:] == ["1 | %frobnicate now", "  | ^^^^^^^^^^^"]
+
+
+def test_a_magic_error_points_at_its_line_and_argument(session):
+    result = session.execute("bump(1)\n\n  %test Nope", count=7)
+    assert result.error_name == "MagicError"
+    assert result.error.split("\n") == [
+        "error: cell[7]:3:9: no test cell named Nope (defined: none)",
+        "3 |   %test Nope",
+        "  |         ^^^^",
+    ]
+    missing = session.execute("%load missing.cell", count=8)
+    assert missing.error_name == "UserError" and missing.error_value.endswith("missing.cell: no such file")
+    assert missing.error.split("\n")[0].startswith("error: cell[8]:1:7: ")
+    assert missing.error.split("\n")[2] == "  |       " + "^" * len("missing.cell")
+    assert session.execute("bump(1)").result["text/plain"] == "2"  # the line before the magic ran
+
+
+def test_a_bad_soma_toml_beside_a_loaded_file_keeps_its_place_and_names_the_magic(session, tmp_path):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "prog.cell").write_text(GREETER)
+    (tmp_path / "lib" / "soma.toml").write_text("[agent\n")
+    result = session.execute("%load lib/prog.cell", count=4)
+    assert result.error_name == "UserError"
+    lines = result.error.split("\n")
+    assert lines[0].startswith("error: ") and "soma.toml:1:7: invalid TOML" in lines[0]
+    assert lines[1:3] == ["1 | [agent", "  |       ^"]
+    assert lines[-1] == "  (met by the magic at cell[4]:1)"
 
 
 def test_state_of_an_id_that_never_moved_is_the_initial_state():
@@ -126,6 +155,18 @@ def test_toml_cell_magic_replaces_the_project(session):
     assert bad.error_name == "UserError" and "unknown section [nonsense]" in bad.error
 
 
+def test_toml_errors_point_at_the_notebook_cell_line(session):
+    broken = session.execute("\n%%toml\n[agent\nmock = 'x'\n", count=5)
+    assert broken.error.split("\n")[:3] == [
+        "error: cell[5]:3:7: invalid TOML: Expected ']' at the end of a table declaration",
+        "3 | [agent",
+        "  |       ^",
+    ]
+    unknown = session.execute("%%toml\n[agent]\nmok = 'x'\n", count=6)
+    assert unknown.error.split("\n")[0].startswith("error: cell[6]:3:1: unknown key 'mok' in [agent]")
+    assert unknown.error.split("\n")[2] == "  | ^^^"
+
+
 def test_question_mark_and_inspect_share_the_help_text(session):
     shown = session.execute("?Counter").displays[0]["text/plain"]
     assert "signal bump(n: Int) -> Int" in shown
@@ -152,7 +193,7 @@ def test_test_magic_runs_test_cells_and_shows_the_runner_text(session):
     session.execute("cell test CounterTests {\n    rules {\n        assert bump(2) == 2\n    }\n}", "tests")
     bundle = session.execute("%test CounterTests").displays[0]
     assert bundle["text/plain"] == "test CounterTests ...\n  ✓ assert bump(2) == 2\n\n1 tests: 1 passed, 0 failed\n"
-    assert session.execute("%test Nope").error == "no test cell named Nope (defined: CounterTests)"
+    assert session.execute("%test Nope").error_value == "no test cell named Nope (defined: CounterTests)"
 
 
 def test_skeleton_magic_on_the_triage_seed_and_on_a_plain_cell(session):
@@ -210,5 +251,7 @@ def test_double_question_mark_pages_instead_of_showing(session):
     assert paged.ok and paged.displays == [] and paged.stream_text() == ""
     text = paged.payloads[0]["data"]["text/plain"]
     assert "signal bump(n: Int) -> Int" in text and "cell Counter — cell[1]:1\ncell Counter {" in text
-    assert session.execute("??nowhere").error == "nothing is known about 'nowhere'"
+    unknown = session.execute("??nowhere", count=5)
+    assert unknown.error.split("\n") == ["error: cell[5]:1:3: nothing is known about 'nowhere'",
+                                        "1 | ??nowhere", "  |   ^^^^^^^"]
     assert "%??" not in session.execute("%nonsense").error

@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, NamedTuple, Optional
 
 from ...session import MagicError
+from ...syntax.ast import Span
 
 
 @dataclass(frozen=True)
@@ -32,12 +33,20 @@ class Magic:
 MAGIC_LINE = re.compile(r"^\s*(%%?[A-Za-z]|\?\??[A-Za-z_])")
 
 
+class MagicLine(NamedTuple):
+    """One `%name args` (or `?name`) line: its name, arguments and 1-based line in the cell."""
+
+    name: str
+    args: str
+    line: int = 0
+
+
 @dataclass
 class CellParts:
     """A notebook cell cut into what runs, in order.
 
     `cell_magic` is (name, args, body) when the cell starts with `%%name`;
-    otherwise `steps` lists ("magic", (name, args)) and ("code", text) in
+    otherwise `steps` lists ("magic", MagicLine) and ("code", text) in
     source order. Each code text keeps the cell's line numbers (the lines of
     other steps are blanked), and `code` is all Soma lines with every magic
     line blanked (what is_complete parses).
@@ -61,7 +70,7 @@ def split_cell(code: str) -> CellParts:
     for index, line in enumerate(lines):
         if MAGIC_LINE.match(line):
             _flush_code(parts, lines, pending)
-            parts.steps.append(("magic", _magic_of(line.strip())))
+            parts.steps.append(("magic", MagicLine(*_magic_of(line.strip()), index + 1)))
             code_lines[index] = ""
         elif line.strip() or pending:
             pending.append(index)
@@ -99,10 +108,34 @@ def run_cell_magic(session, run, cell_magic: tuple[str, str, str]) -> None:
     lookup(name, cell=True).run(session, run, args, body)
 
 
-def run_line_magic(session, run, magic: tuple[str, str]) -> None:
+def run_line_magic(session, run, magic: MagicLine) -> None:
     """Run one `%name args` (or `?name`) line."""
-    name, args = magic
-    lookup(name, cell=False).run(session, run, args, None)
+    lookup(magic.name, cell=False).run(session, run, magic.args, None)
+
+
+def magic_span(source_line: str, line: int, args: str, message: str) -> Span:
+    """Where a magic's error points on its line (1-based `line`).
+
+    The first argument word the message names; else the `%name` when the
+    message names it (an unknown magic, a usage line); else all the
+    arguments; else the `%name`.
+    """
+    indent = len(source_line) - len(source_line.lstrip())
+    args_at = len(source_line.rstrip()) - len(args)  # the arguments end the line
+    head = source_line[indent:args_at].rstrip() or source_line.strip()
+    start, end = indent, indent + max(len(head), 1)
+    named = next((word for word in args.split() if _names(message, word)), None)
+    if named is not None:
+        start = source_line.find(named, args_at)
+        end = start + len(named)
+    elif args and not _names(message, head):
+        start, end = args_at, args_at + len(args)
+    return Span(line, start + 1, line, end + 1, 0, 0)
+
+
+def _names(message: str, word: str) -> bool:
+    """True when `word` stands in `message` as a whole word (not inside another one)."""
+    return re.search(rf"(?<![\w.%]){re.escape(word)}(?!\w)", message) is not None
 
 
 def lookup(name: str, cell: bool) -> Magic:

@@ -61,7 +61,8 @@ def toml_magic(session, run, args: str, body) -> None:
         session.set_project(None)
         run.out("soma.toml removed: no [agent] or [verify] settings")
         return
-    project = parse_project_text(body, f"soma.toml ({run.origin})")
+    lines_above = run.code.count("\n") - body.count("\n")
+    project = parse_project_text("\n" * lines_above + body, run.origin)  # errors at the cell's own lines
     session.set_project(project)
     run.out("soma.toml replaced: " + _summary(project))
 
