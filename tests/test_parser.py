@@ -565,6 +565,7 @@ HINT_CASES = [
     ("@deco", "decorators", 1),
     ("cell test { rules { } }", "name the test cell", 11),
     ("cell C { state s { initial: a  a -> b  final: b } }", "final", 45),
+    ("cell C { state s { initial: a  a -> b guard { x } } }", "a -> b { guard { cond } }", 45),
     ("cell C { on f(x: Int) -> Int { x } }", "face signal", 23),
     ("cell C { on f(x) { x } }", "x: Any", 15),
     ("let x = new Foo()", "no `new`", 9),

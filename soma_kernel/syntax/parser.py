@@ -507,6 +507,8 @@ class _Errors:
             return "a for loop binds one name: `for e in m { e.key … e.value }`"
         if value == "," and re.match(r"[^)\n]*\)\s*=>", after):
             return "a lambda takes one parameter: `p => p.a + p.b`"
+        if value == "{" and re.search(r"->\s*\w+\s+guard$", before):
+            return "a guard sits in braces after the edge: `a -> b { guard { cond } }`"
         if value == "{" and re.search(r"\bcell\s+test$", before):
             return "name the test cell: `cell test MyTests { rules { … } }`"
         return None
