@@ -256,7 +256,7 @@ def test_double_question_mark_pages_help_and_the_definition_source(kernel):
     assert reply["status"] == "ok" and not of_type(messages, "display_data")
     [page] = reply["payload"]
     text = page["data"]["text/plain"]
-    assert page["source"] == "page" and text.startswith("Counter.signal bump(n: Int) -> Int")
+    assert page["source"] == "page" and text.startswith("Counter.bump\n  signal bump(n: Int) -> Int\n")
     assert "\ncell Counter — cell[" in text and "    on open_door(id: String) {" in text
 
 

@@ -171,8 +171,28 @@ def test_question_mark_and_inspect_share_the_help_text(session):
     shown = session.execute("?Counter").displays[0]["text/plain"]
     assert "signal bump(n: Int) -> Int" in shown
     reply = inspect(session, "x = Counter.bump(1)", 14)
-    assert reply["found"] and reply["data"]["text/plain"].startswith("Counter.signal bump(n: Int) -> Int")
+    assert reply["found"] and reply["data"]["text/plain"].startswith("Counter.bump\n  signal bump(n: Int) -> Int\n")
     assert "think(prompt: String" in session.execute("?think").displays[0]["text/plain"]
+
+
+def help_at(session, code, cursor_pos=None):
+    """The inspector's text at `cursor_pos` (default: the end), or None when nothing is found."""
+    reply = inspect(session, code, len(code) if cursor_pos is None else cursor_pos)
+    return reply["data"]["text/plain"] if reply["found"] else None
+
+
+def test_inspection_inside_a_call_shows_the_callee(session):
+    assert help_at(session, "Counter.bump(").startswith("Counter.bump\n  signal bump(n: Int) -> Int")
+    assert help_at(session, "len(undefined_thing, ", 5).startswith("len(x: String|List|Map) -> Int")
+    assert help_at(session, "len(1 + (2 * 3), ").startswith("len(")
+    assert help_at(session, "cell A {\n  on f() {\n    ") is None
+
+
+def test_inspection_of_the_cell_part_of_a_member_and_of_a_magic(session):
+    assert help_at(session, "Counter.bump(1)", 3).startswith("cell Counter  (defined in cell[1])")
+    assert help_at(session, "Counter.bump(1)", 9).startswith("Counter.bump\n")
+    assert help_at(session, "bump(1)\n%diagram Counter", 12).startswith("%diagram Cell [machine] [instance-id]")
+    assert help_at(session, "count").startswith("Counter.count\n  memory slot count: Map<String, Int>")
 
 
 def test_completion_offers_session_names_and_builtins(session):
@@ -183,10 +203,48 @@ def test_completion_offers_session_names_and_builtins(session):
     assert complete(session, "%st", 3)["matches"] == ["state"]
 
 
+def matches(session, code):
+    """Completion matches with the cursor at the end of `code`."""
+    return complete(session, code, len(code))["matches"]
+
+
+def test_completion_of_magics_on_any_line_and_of_the_cell_magic_on_the_first(session):
+    assert matches(session, "bump(1)\n  %dia") == ["diagram"]
+    assert matches(session, "%%to") == ["toml"]
+    assert "toml" not in matches(session, "%t")
+
+
+def test_completion_after_a_slot_offers_slot_methods(session):
+    assert matches(session, "cell N {\n  memory { things: Map<String, Int> }\n  on f() {\n    things.se") == ["set"]
+    assert "push" in matches(session, "count.") and "uppercase" not in matches(session, "count.")
+    assert "uppercase" in matches(session, 'let s = "a"\ns.')
+
+
+def test_completion_offers_names_written_in_the_cell_being_edited(session):
+    code = "cell N {\n  memory { things: Map<String, Int> }\n  on f() {\n    let running_total = 1\n    return runn"
+    assert matches(session, code) == ["running_total"]
+    assert "things" in matches(session, code[:code.index("let")] + "thi")
+
+
+def test_no_completion_inside_string_text_but_inside_interpolation(session):
+    assert matches(session, 'print("bu') == []
+    assert matches(session, 'print("n = {bu') == ["bump"]
+    assert matches(session, 'print("{len("x")} bu') == []
+    assert matches(session, 'let s = """one\nbu') == []
+    assert matches(session, '// a "quote\nbu') == ["bump"]
+
+
 def test_describe_and_help(session):
     describe = session.execute("%describe Counter").stream_text()
     assert describe.startswith("The cell Counter declares 1 signal in its face")
     assert "%verify [--strict]" in session.execute("%help").stream_text()
+
+
+def test_describe_names_handler_lines_in_their_notebook_cells(session):
+    session.execute("// the greeter\n\n" + GREETER, "greeter", count=9)
+    text = session.execute("%describe Greeter").stream_text()
+    assert text.endswith("Handlers: greet (cell[9]:7).\n")
+    assert "Handlers: bump (cell[1]:14) and open_door (cell[1]:18)." in session.execute("%describe").stream_text()
 
 
 def test_test_magic_runs_test_cells_and_shows_the_runner_text(session):

@@ -1,5 +1,6 @@
 """Tab completion: keywords, builtins, cells, types, variants, handlers, slots, states,
-session variables, magics, and the members of a cell after `Cell.`.
+session variables, magics, names written in the cell being edited, the members of a
+cell after `Cell.` and the methods after `slot.` / `value.`; nothing inside string text.
 
 Positions are in code points (Python string indexes), as the protocol wants.
 Each match's kind goes into `_jupyter_types_experimental` so JupyterLab shows it.
@@ -14,7 +15,10 @@ from .lexer import DECLARATION_KEYWORDS, STATEMENT_KEYWORDS
 
 WORD_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 MEMBER_BEFORE = re.compile(r"([A-Z][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)?$")
+METHOD_BEFORE = re.compile(r"(?<![\w.])([a-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)?$")
 MAGIC_BEFORE = re.compile(r"^\s*(%%?)(\w*)$")
+WORD = re.compile(r"(?<!\w)[A-Za-z_][A-Za-z0-9_]*")
+SLOT_DECLARED = re.compile(r"\b([a-z_][A-Za-z0-9_]*)\s*:\s*(?:Map|List)\s*<")
 
 
 def _candidates(session) -> dict[str, str]:
@@ -84,25 +88,104 @@ def _magic_names() -> dict[str, str]:
     return {m.name: m.usage for m in registry_of_magics().values() if not m.name.startswith("?")}
 
 
+def _slot_names(session, code: str) -> set[str]:
+    """Memory slots of the session's cells and those declared in the cell being written."""
+    names = set(SLOT_DECLARED.findall(code))
+    for definition in session.definitions.values():
+        memory = getattr(definition.item, "memory", None)
+        if memory is not None:
+            names.update(slot.name for slot in memory.slots)
+    return names
+
+
+def _method_options(session, code: str, receiver: str) -> dict[str, str]:
+    """What may follow `receiver.`: slot methods on a slot, else the builtins callable as methods (UFCS)."""
+    if receiver in _slot_names(session, code):
+        from ..runtime.memory import SLOT_METHODS
+
+        return {name: "slot method" for name in SLOT_METHODS}
+    from ..runtime.builtins import BUILTINS
+
+    return {name: "builtin" for name in BUILTINS}
+
+
+def _words_of(code: str, cursor_pos: int) -> dict[str, str]:
+    """Names written in the cell itself (a cell, slot or local not run yet), except the one being typed."""
+    typed = WORD_BEFORE.search(code[:cursor_pos])
+    skip = typed.start() if typed else -1
+    return {m.group(0): "name" for m in WORD.finditer(code) if m.start() != skip}
+
+
+def in_string_text(before: str) -> bool:
+    """True when the end of `before` is inside a string literal's text (not in a `{…}` interpolation).
+
+    `//` and `/* */` comments outside strings are skipped; `\\` escapes a character.
+    """
+    stack: list[str] = []  # '"', '"""' or '{' (an interpolation inside a string)
+    i, n = 0, len(before)
+    while i < n:
+        top = stack[-1] if stack else None
+        if top in ('"', '"""'):
+            if before[i] == "\\":
+                i += 2
+                continue
+            if before.startswith(top, i):
+                stack.pop()
+                i += len(top)
+                continue
+            if before[i] == "{":
+                stack.append("{")
+            i += 1
+            continue
+        if before.startswith("//", i) or before.startswith("/*", i):
+            close = before.find("\n" if before[i + 1] == "/" else "*/", i + 2)
+            i = n if close < 0 else close + (1 if before[i + 1] == "/" else 2)
+            continue
+        if before[i] == '"':
+            stack.append('"""' if before.startswith('"""', i) else '"')
+            i += len(stack[-1])
+            continue
+        if top == "{" and before[i] in "{}":
+            stack.pop() if before[i] == "}" else stack.append("{")
+        i += 1
+    return bool(stack) and stack[-1] != "{"
+
+
 def complete(session, code: str, cursor_pos: int) -> dict:
-    """The complete_reply content for `code` with the cursor at `cursor_pos`."""
+    """The complete_reply content for `code` with the cursor at `cursor_pos`.
+
+    A `%` at the start of any line completes magics (`%%` only on the
+    cell's first line); `Cell.` its handlers and signals; `slot.` the slot
+    methods and `value.` the builtins usable as methods; inside a string
+    (outside `{…}`) nothing; else every known name, plus the names written
+    in the cell so far.
+    """
     before = code[:cursor_pos]
+    if in_string_text(before):
+        return _reply({}, cursor_pos, cursor_pos)
     line = before.rsplit("\n", 1)[-1]
     magic = MAGIC_BEFORE.match(line)
-    if magic and before.strip() == line.strip():
+    if magic and (magic.group(1) == "%" or before.strip() == line.strip()):
         prefix = magic.group(2)
-        options = {n: "magic" for n in _magic_names() if n.startswith(prefix)}
+        options = {n: "magic" for n, m in _magic_names().items()
+                   if n.startswith(prefix) and (magic.group(1) == "%%") == m.startswith("%%")}
         return _reply(options, cursor_pos - len(prefix), cursor_pos)
     member = MEMBER_BEFORE.search(before)
     if member and any(k[1] == member.group(1) for k in session.definitions):
         prefix = member.group(2) or ""
         options = {n: k for n, k in _cell_members(session, member.group(1)).items() if n.startswith(prefix)}
         return _reply(options, cursor_pos - len(prefix), cursor_pos)
+    method = METHOD_BEFORE.search(before)
+    if method:
+        prefix = method.group(2) or ""
+        options = {n: k for n, k in _method_options(session, code, method.group(1)).items() if n.startswith(prefix)}
+        return _reply(options, cursor_pos - len(prefix), cursor_pos)
     word = WORD_BEFORE.search(before)
     prefix = word.group(0) if word else ""
     if not prefix:
         return _reply({}, cursor_pos, cursor_pos)
-    options = {n: k for n, k in _candidates(session).items() if n.startswith(prefix)}
+    known = {**_words_of(code, cursor_pos), **_candidates(session)}
+    options = {n: k for n, k in known.items() if n.startswith(prefix)}
     return _reply(options, cursor_pos - len(prefix), cursor_pos)
 
 

@@ -14,6 +14,8 @@ from typing import Optional
 from ..syntax import ast
 
 NAME_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?")
+CALLEE_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?\s*$")
+MAGIC_AT = re.compile(r"[ \t]*(%%?\w+)")
 
 KEYWORD_HELP = {
     "cell": "cell Name { face { } memory { } state m { } on handler(…) { } } — a unit of state and behaviour",
@@ -135,7 +137,9 @@ def member_help(session, decl: ast.CellDecl, member: str) -> Optional[str]:
         elif member in _states(machine):
             targets = [e.dst for e in machine.edges if e.src in (member, "*") and member not in e.excepts]
             lines.append(f"state {member} of {decl.name}.{machine.name}; next: {', '.join(targets) or 'none (terminal)'}")
-    return "\n".join(f"{decl.name}.{line}" if i == 0 else line for i, line in enumerate(lines)) or None
+    if not lines:
+        return None
+    return "\n".join([f"{decl.name}.{member}"] + [f"  {line}" for line in lines])
 
 
 def _states(machine: ast.StateMachine) -> list[str]:
@@ -223,13 +227,36 @@ def _magic_help(name: str) -> Optional[str]:
 
 
 def name_at(code: str, cursor_pos: int) -> Optional[str]:
-    """The (possibly dotted) name under or just before the cursor."""
-    for match in NAME_AT.finditer(code):
-        if match.start() <= cursor_pos <= match.end():
-            return match.group(0)
-    magic = re.match(r"\s*(%%?\w+)", code)
+    """The name the cursor is on: a magic, `Cell` or `Cell.member` (cut at the cursor), else the callee.
+
+    Inside a call's parentheses (`Shop.add(|` or `len(x, |`) it is the
+    function being called, as Shift-Tab is usually pressed there.
+    """
+    line_start = code.rfind("\n", 0, cursor_pos) + 1
+    magic = MAGIC_AT.match(code, line_start)
     if magic and magic.start(1) <= cursor_pos <= magic.end(1):
         return "%" + magic.group(1).lstrip("%")
+    for match in NAME_AT.finditer(code):
+        if match.start() <= cursor_pos <= match.end():
+            head_end = match.start() + len(match.group(0).split(".", 1)[0])
+            return match.group(0) if cursor_pos > head_end else match.group(0)[:head_end - match.start()]
+    return _callee_before(code, cursor_pos)
+
+
+def _callee_before(code: str, cursor_pos: int) -> Optional[str]:
+    """The name before the innermost `(` still open at the cursor (on the cursor's line or earlier)."""
+    depth = 0
+    for index in range(cursor_pos - 1, -1, -1):
+        char = code[index]
+        if char == ")":
+            depth += 1
+        elif char == "(":
+            if depth == 0:
+                callee = CALLEE_BEFORE.search(code, 0, index)
+                return callee.group(0) if callee else None
+            depth -= 1
+        elif char in "{}":
+            return None
     return None
 
 
@@ -239,6 +266,9 @@ def inspect(session, code: str, cursor_pos: int) -> dict:
     text = help_text(session, name) if name else None
     if text is None and name and "." in name:
         text = help_text(session, name.split(".", 1)[1])
+    callee = _callee_before(code, cursor_pos)
+    if text is None and callee and callee != name:
+        text = help_text(session, callee)
     if text is None:
         return {"status": "ok", "found": False, "data": {}, "metadata": {}}
     return {"status": "ok", "found": True, "data": {"text/plain": text}, "metadata": {}}

@@ -93,19 +93,20 @@ def _only_test(program, name: str):
 
 
 def describe_magic(session, run, args: str, body) -> None:
-    """%describe [Cell]: what a cell (or every cell) declares, as `soma describe` tells it."""
+    """%describe [Cell]: what a cell (or every cell) declares, as `soma describe` tells it, lines as cell[N]:line."""
     from ...analysis.describe import describe_cell
 
     words = split_args(args, "%describe [Cell]")
     if len(words) > 1:
         raise MagicError("usage: %describe [Cell]")
-    program, _ = _program(session)
+    program, source_map = _program(session)
     names = words or [c.name for c in program.cells]
     known = {c.name for c in program.cells}
     for name in names:
         if name not in known:
             raise MagicError(f"no cell named {name} (defined: {', '.join(sorted(known)) or 'none'})")
-    run.out("\n\n".join(describe_cell(program, name).rstrip("\n") for name in names))
+    text = "\n\n".join(describe_cell(program, name).rstrip("\n") for name in names)
+    run.out(source_map.relabel_line_words(text))
 
 
 def skeleton_magic(session, run, args: str, body) -> None:
