@@ -45,6 +45,8 @@ DEFINITION_TYPES = (ast.CellDecl, ast.TypeDecl, ast.TestCell, ast.Flesh)
 RULE_TYPES = (ast.RuleMock, ast.RuleAssert, ast.RuleAssertFails, ast.RuleLet, ast.RuleProperty)
 SESSION_ORIGIN = "session.cell"
 LINE_WORDS = re.compile(r"\((lines?) (\d+)(?:–(\d+))?\)")
+UNKNOWN_NAME = re.compile(r"(?:no cell named|no handler|undefined function) '(\w+)'")
+UNKNOWN_NAME_OWNER = re.compile(r"cell '(\w+)' has no handler")
 SESSION_POSITION = re.compile(re.escape(SESSION_ORIGIN) + r":(\d+)(?::(\d+))?")
 
 RUNTIME_HINTS = {
@@ -456,12 +458,35 @@ class Session:
         """`error: cell[N]:line:col: text`, the line, a caret, where it was raised, a hint."""
         inside = _inside(err.span, statement)
         span = err.span if inside else statement
-        hint = RUNTIME_HINTS.get(err.kind, DEFAULT_RUNTIME_HINT)
+        hint = self._did_you_mean(err.text) or RUNTIME_HINTS.get(err.kind, DEFAULT_RUNTIME_HINT)
         lines = [Diagnostic("error", err.text, span, origin, err.kind).render(code)]
         if not inside:
             lines.extend(self._raised_in(err.span))
         lines.append(f"  hint: {hint}")
         return "\n".join(lines)
+
+    def _did_you_mean(self, text: str) -> Optional[str]:
+        """`did you mean …?` for a misspelt handler, function or cell name, from what the session defines."""
+        import difflib
+
+        missing = UNKNOWN_NAME.search(text)
+        if missing is None:
+            return None
+        wanted = missing.group(1)
+        cells = self.runtime.cells
+        if missing.group(0).startswith("no cell"):
+            known = list(cells)
+        else:
+            from .runtime.builtins import BUILTINS
+
+            owner = UNKNOWN_NAME_OWNER.search(text)
+            handlers = [h.name for name, state in cells.items() if owner is None or owner.group(1) == name
+                        for h in state.decl.handlers]
+            known = handlers + ([] if owner else list(BUILTINS))
+        if wanted in known:  # it exists: the arity was wrong, not the spelling
+            return None
+        close = difflib.get_close_matches(wanted, known, n=1)
+        return f"did you mean `{close[0]}`?" if close else None
 
     def _raised_in(self, span: Span) -> list[str]:
         """Where in the definitions an error was raised, when exactly one of them contains its span."""

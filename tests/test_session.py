@@ -191,3 +191,14 @@ def test_history_tail_search_and_range(session):
     assert session.history_tail(2) == [(2, "let a = 2"), (3, "a + 40")]
     assert session.history_search("*+*") == [(1, "1 + 1"), (3, "a + 40")]
     assert session.history_range(2, 3) == [(2, "let a = 2")]
+
+
+def test_a_misspelt_handler_cell_or_function_gets_a_did_you_mean_hint(session):
+    assert session.execute(COUNTER, "a").ok
+    hints = {code: session.execute(code, "b").error.split("\n")[-1]
+             for code in ("bumpp(1)", "Countr.bump(1)", "Counter.bmp(1)", "lenn([1])", "Counter.bump(1, 2)")}
+    assert hints["bumpp(1)"] == "  hint: did you mean `bump`?"
+    assert hints["Countr.bump(1)"] == "  hint: did you mean `Counter`?"
+    assert hints["Counter.bmp(1)"] == "  hint: did you mean `bump`?"
+    assert hints["lenn([1])"] == "  hint: did you mean `len`?"
+    assert "did you mean" not in hints["Counter.bump(1, 2)"]
