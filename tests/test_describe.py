@@ -74,7 +74,9 @@ def test_faces_lists_contracts_only():
     result = run_describe("refund_agent", "--faces")
     lines = result.stdout.splitlines()
     assert lines[0] == "# refund_agent.cell — contracts only (no handler bodies)"
-    assert "type Decision = Approve | Deny | Escalate" in lines
+    assert "type Decision = Approve | Deny { reason: String } | Escalate { reason: String }" in lines
+    assert lines[2:4] == ["", "agent RefundAgent"]
+    assert any(line.startswith("  state request (initial received): received -> decided, ") for line in lines)
     assert "  tool lookup_order(order_id: String) -> Map — Order amount and days since delivery" in lines
     assert "  invariant paid_by_day >= 0 && paid_by_day <= 100000" in lines
     assert not any("on decide" in line for line in lines)
@@ -103,3 +105,25 @@ def test_missing_file_exits_1_without_traceback():
                             capture_output=True, text=True)
     assert result.returncode == 1
     assert result.stderr.strip() == "error: nope.cell: no such file"
+
+
+SEVERAL_CELLS = (
+    "cell type Light {\n    variants {\n        Red\n        Green { secs: Int }\n        Blink(Int)\n    }\n}\n"
+    "cell Empty {\n}\n"
+    "cell Lamp {\n    state lamp {\n        initial: off\n        off -> on\n        on -> off\n    }\n"
+    "    on flip(id: String) { transition(id, \"on\") }\n}\n")
+
+
+def test_card_of_several_cells_without_face_memory_or_tests():
+    assert describe_card(parse(SEVERAL_CELLS, "s.cell")) == (
+        "The cell Empty has no face, no memory and no handlers.\n\n"
+        "The cell Lamp has no face and no memory. Its state machine lamp starts in off and allows "
+        "2 transitions: off -> on and on -> off. No state is terminal. Handlers: flip (line 16).\n")
+
+
+def test_faces_list_variant_fields():
+    from soma_kernel.analysis.describe import faces_text
+
+    text = faces_text(parse(SEVERAL_CELLS, "s.cell"), "s.cell")
+    assert text.endswith("type Light = Red | Green { secs: Int } | Blink(Int)\n\ncell Empty\n\ncell Lamp\n"
+                         "  state lamp (initial off): off -> on, on -> off\n  on flip(id: String)\n")

@@ -3,7 +3,7 @@
 `describe_card(program)` writes one paragraph per cell (its face, memory and
 invariants, state machine with declared transitions and terminal states,
 handlers with their source lines, private helpers) and one about the test
-cells. `describe_json(program, path)` gives the same facts as data (§13);
+cells; sum types stay out of the card (they appear in `--faces`). `describe_json(program, path)` gives the same facts as data (§13);
 `faces_text(program)` lists the contracts only (`--faces`).
 """
 
@@ -40,9 +40,13 @@ def source_text(program: ast.Program, node: ast.Node) -> str:
 
 def signal_text(signal: ast.Node) -> str:
     """`name(p: T, …) -> R`."""
-    params = ", ".join(f"{p.name}: {p.type.render()}" if p.type else p.name for p in signal.params)
     returns = f" -> {signal.returns.render()}" if signal.returns is not None else ""
-    return f"{signal.name}({params}){returns}"
+    return f"{signal.name}({_params_text(signal.params)}){returns}"
+
+
+def _params_text(params: list) -> str:
+    """`p: T, q` (a parameter without a type shows its name alone)."""
+    return ", ".join(f"{p.name}: {p.type.render()}" if p.type else p.name for p in params)
 
 
 def handlers_of(program: ast.Program, cell: ast.CellDecl) -> list[ast.Handler]:
@@ -80,11 +84,14 @@ def _cell_paragraph(program: ast.Program, cell: ast.CellDecl) -> str:
         clauses.append(f"declares {counted(len(signals), 'signal')} in its face: {english_list(signals)}")
     if cell.memory and cell.memory.slots:
         clauses.append(_memory_clause(program, cell.memory))
-    opening = f"The cell {cell.name} " + ("; ".join(clauses) if clauses else "has no face and no memory") + "."
-    sentences = [opening]
+    handlers = handlers_of(program, cell)
+    if not clauses:
+        bare = "has no face and no memory" if handlers or cell.machine is not None else \
+            "has no face, no memory and no handlers"
+        clauses.append(bare)
+    sentences = [f"The cell {cell.name} " + "; ".join(clauses) + "."]
     if cell.machine is not None:
         sentences.extend(_machine_sentences(cell))
-    handlers = handlers_of(program, cell)
     public = [f"{h.name} (line {h.span.line})" for h in handlers if not h.is_private]
     private = [h.name for h in handlers if h.is_private]
     if public:
@@ -92,6 +99,16 @@ def _cell_paragraph(program: ast.Program, cell: ast.CellDecl) -> str:
     if private:
         sentences.append(f"Private helpers: {english_list(private)}.")
     return " ".join(sentences)
+
+
+def variant_text(variant: ast.VariantDecl) -> str:
+    """`Settled { id: String, net: Int }`, `Failed(String)` or `Pending`."""
+    if variant.fields is not None:
+        fields = ", ".join(f"{name}: {kind.render()}" for name, kind in variant.fields)
+        return f"{variant.name} {{ {fields} }}"
+    if variant.items is not None:
+        return f"{variant.name}({', '.join(kind.render() for kind in variant.items)})"
+    return variant.name
 
 
 def _memory_clause(program: ast.Program, memory: ast.Memory) -> str:
@@ -123,6 +140,8 @@ def _machine_sentences(cell: ast.CellDecl) -> list[str]:
     if terminals:
         verb = "is" if len(terminals) == 1 else "are"
         sentences.append(f"{english_list(terminals)} {verb} terminal.")
+    else:
+        sentences.append("No state is terminal.")
     return sentences
 
 
@@ -208,24 +227,26 @@ def _face_json(face: Optional[ast.Face]) -> dict:
 
 
 def faces_text(program: ast.Program, path: str) -> str:
-    """`describe --faces`: the contracts only, one line each."""
+    """`describe --faces`: the contracts only — sum types first, then a block per cell."""
     lines = [f"# {path} — contracts only (no handler bodies)"]
     for type_decl in program.types:
-        lines.append(f"type {type_decl.name} = {' | '.join(v.name for v in type_decl.variants)}")
+        lines.append(f"type {type_decl.name} = {' | '.join(variant_text(v) for v in type_decl.variants)}")
     for cell in program.cells:
+        lines.append("")
         lines.append(f"{'agent' if cell.kind in ('agent', 'skeleton') else 'cell'} {cell.name}")
         lines.extend(_face_lines(program, cell))
     return "\n".join(lines) + "\n"
 
 
 def _face_lines(program: ast.Program, cell: ast.CellDecl) -> list[str]:
-    """One cell's contract lines."""
+    """One cell's contract lines; a cell without a face shows its public handlers."""
     lines = []
     face = cell.face or ast.Face()
     lines += [f"  signal {signal_text(s)}" for s in face.signals]
     for tool in face.tools:
         capability = f" [{tool.capability}]" if tool.capability else ""
-        lines.append(f"  tool {signal_text(tool)}{capability} — {tool.description or tool.name}")
+        description = f" — {tool.description}" if tool.description else ""
+        lines.append(f"  tool {signal_text(tool)}{capability}{description}")
     lines += [f"  promise {p}" for p in face.promises]
     memory = cell.memory or ast.Memory()
     for slot in memory.slots:
@@ -236,7 +257,10 @@ def _face_lines(program: ast.Program, cell: ast.CellDecl) -> list[str]:
         model = build_model(cell.name, machine)
         edges = ", ".join(f"{e.src} -> {e.dst}" + (" (guarded)" if e.guard is not None else "")
                           for e in model.declared_edges)
-        lines.append(f"  state {model.name}: initial {model.initial}; {edges}")
+        typed = f": {machine.type_name}" if machine.type_name else ""
+        lines.append(f"  state {model.name}{typed} (initial {model.initial}): {edges}")
+    if cell.face is None:
+        lines += [f"  on {h.name}({_params_text(h.params)})" for h in handlers_of(program, cell) if not h.is_private]
     return lines
 
 
