@@ -147,6 +147,17 @@ def test_unknown_state_in_property_fails(tmp_path):
     assert run.returncode == 1
 
 
+def test_unknown_state_names_the_machine_as_its_heading_does(tmp_path):
+    machine = '    state w {\n        initial: idle\n        idle -> done\n    }\n'
+    (tmp_path / "p.cell").write_text(f"cell A {{\n{machine}}}\ncell B {{\n{machine}}}\n", encoding="utf-8")
+    (tmp_path / "soma.toml").write_text('[verify]\nnever = ["ghost"]\n', encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "soma_kernel", "verify", "p.cell"], cwd=tmp_path,
+                         capture_output=True, text=True, encoding="utf-8")
+    assert "  Temporal properties for 'B.w':\n" in run.stdout
+    assert "unknown state 'ghost': machine 'B.w' has no such state (states: [done, idle])" in run.stdout
+    assert "machine 'w' has" not in run.stdout
+
+
 def test_near_miss_cell_name_is_an_error(tmp_path):
     (tmp_path / "p.cell").write_text(
         'cell Payments {\n    state m {\n        initial: a\n        a -> b\n    }\n}\n', encoding="utf-8")

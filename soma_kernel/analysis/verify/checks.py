@@ -70,7 +70,7 @@ def _verify(program: ast.Program, project: Optional[object], path: str, strict: 
         takers = edge_takers(info.model, bodies, with_dynamic=True)
         _label_traces(machine, takers)
         chosen = props if applies(info.name) else []
-        machine.temporal = check_machine(graph, chosen)
+        machine.temporal = check_machine(graph, chosen, machine.title)
         for result in machine.temporal:
             result.steps = _steps(result.counter_example, takers)
         report.machines.append(machine)

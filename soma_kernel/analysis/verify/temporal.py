@@ -113,13 +113,14 @@ def deadlock_free(graph: Graph, seen: list[bool]) -> TemporalResult:
                           graph.names(path or []))
 
 
-def check_property(graph: Graph, prop: Property, seen: list[bool]) -> TemporalResult:
-    """Check one property on one machine (`seen` = states reachable from initial)."""
+def check_property(graph: Graph, prop: Property, seen: list[bool], title: str = "") -> TemporalResult:
+    """Check one property on one machine (`seen` = states reachable from initial;
+    `title` names the machine as the report does, e.g. `Cell.machine`)."""
     unknown = [s for s in prop.named_states() if s not in graph.index]
     if unknown:
         names = ", ".join(f"'{s}'" for s in unknown)
         return TemporalResult(prop.title(), False,
-                              f"unknown state {names}: machine '{graph.model.name}' has no such state "
+                              f"unknown state {names}: machine '{title or graph.model.name}' has no such state "
                               f"(states: [{', '.join(sorted(graph.states))}])")
     checker = _CHECKERS[prop.kind]
     return checker(graph, prop, seen)
@@ -243,9 +244,9 @@ _CHECKERS = {
 }
 
 
-def check_machine(graph: Graph, props: list[Property]) -> list[TemporalResult]:
-    """deadlock_free, then every user property, on one machine."""
+def check_machine(graph: Graph, props: list[Property], title: str = "") -> list[TemporalResult]:
+    """deadlock_free, then every user property, on one machine (titled as the report titles it)."""
     seen = reachable(graph, [graph.initial])
     results = [deadlock_free(graph, seen)]
-    results.extend(check_property(graph, prop, seen) for prop in props)
+    results.extend(check_property(graph, prop, seen, title) for prop in props)
     return results
