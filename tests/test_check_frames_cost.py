@@ -158,6 +158,12 @@ def test_cost_without_max_tokens_is_advisory_error():
     assert report.summary() == "✗ 1 error(s), 0 warning(s)."
 
 
+def test_cost_with_a_computed_max_tokens_says_so():
+    report = check(agent("100", '        return think(q, map("max_tokens", len(q)))'))
+    assert [d.message for d in report.errors] == [
+        "cost: 'tokens' bound is advisory — 1 unbounded think()/loop site(s): [ask::think (computed max_tokens)]"]
+
+
 def test_cost_think_in_an_unbounded_loop_is_advisory():
     body = '        for w in split(q, " ") { let a = think(w, map("max_tokens", 5)) }\n        return q'
     messages = [d.message for d in check(agent("100", body)).errors]

@@ -331,6 +331,14 @@ def test_match_on_a_sum_type_must_be_exhaustive():
     assert only_error(SHAPES) == ("case.cell:10:16", "match on Shape is not exhaustive: missing Square")
 
 
+def test_non_exhaustive_match_hint_joins_the_missing_variants():
+    one = check(SHAPES).errors[0]
+    assert one.hint == "add an arm for Square, or a `_ -> …` arm"
+    several = check(SHAPES.replace("        Dot\n", "        Dot\n        Line\n        Ray\n")).errors[0]
+    assert several.message == "match on Shape is not exhaustive: missing Square, Line, Ray"
+    assert several.hint == "add arms for Square, Line and Ray, or a `_ -> …` arm"
+
+
 # ---------------------------------------------------------------- test rules, think options
 
 def test_mock_naming_no_handler_and_undefined_rule_name():

@@ -211,7 +211,8 @@ def _think_cost(info: CellInfo, handler: ast.Handler, call: ast.Call) -> Cost:
     options = dict(think_options(call) or [])
     cap = options.get("max_tokens")
     if not (isinstance(cap, ast.Literal) and isinstance(cap.value, int) and not isinstance(cap.value, bool)):
-        return Cost(0, [f"{handler.name}::{call.func} (no max_tokens)"])
+        why = "no max_tokens" if cap is None else "computed max_tokens"
+        return Cost(0, [f"{handler.name}::{call.func} ({why})"])
     return Cost(cap.value * _rounds(info, options), [])
 
 

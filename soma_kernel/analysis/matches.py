@@ -34,7 +34,14 @@ def _check_match(index: ProgramIndex, report: Reporter, match: ast.Match) -> Non
     missing = [v.name for v in type_decl.variants if v.name not in covered]
     if missing:
         report.error(match, f"match on {type_decl.name} is not exhaustive: missing {', '.join(missing)}",
-                     "non_exhaustive_match", f"add an arm for {', '.join(missing)} or a `_ -> …` arm")
+                     "non_exhaustive_match", _missing_arms_hint(missing))
+
+
+def _missing_arms_hint(missing: list[str]) -> str:
+    """`add an arm for A, or a `_ -> …` arm` / `add arms for A, B and C, or …`."""
+    names = missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"
+    arms = "an arm" if len(missing) == 1 else "arms"
+    return f"add {arms} for {names}, or a `_ -> …` arm"
 
 
 def _matched_type(index: ProgramIndex, match: ast.Match) -> Optional[ast.TypeDecl]:
