@@ -403,7 +403,7 @@ TYPED_DOOR = ("cell type Phase {\n    variants { Open  Shut }\n}\n"
 
 def test_unknown_typed_machine_target_is_reported_once():
     report = check(TYPED_DOOR.replace("{target}", "Shutt"))
-    assert located(report) == [("case.cell:10:24", 'transition(_, "Shutt"): "Shutt" is not a state of machine '
+    assert located(report) == [("case.cell:10:24", "transition(_, Shutt): Shutt is not a state of machine "
                                                     "'door' (did you mean 'Shut'?)")]
 
 

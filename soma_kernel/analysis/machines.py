@@ -101,16 +101,23 @@ def _check_site(index: ProgramIndex, report: Reporter, info: CellInfo, owner: as
 
 def _known_target(report: Reporter, call: ast.Call, model: MachineModel, target: str) -> bool:
     """A literal target must be a declared state that some edge enters."""
+    written = _as_written(call.args[-1], target)
     if target not in model.states:
-        report.error(call.args[-1], f"transition(_, \"{target}\"): \"{target}\" is not a state of machine "
+        report.error(call.args[-1], f"transition(_, {written}): {written} is not a state of machine "
                      f"'{model.name}'{did_you_mean(target, model.states)}", "invalid_transition",
                      f"declared states: [{', '.join(model.states)}]")
         return False
     if not any(e.dst == target for e in model.edges):
-        report.error(call.args[-1], f"transition(_, \"{target}\"): no edge of machine '{model.name}' enters "
-                     f"\"{target}\"", "invalid_transition", f"declare an edge `<state> -> {target}`")
+        report.error(call.args[-1], f"transition(_, {written}): no edge of machine '{model.name}' enters "
+                     f"{written}", "invalid_transition", f"declare an edge `<state> -> {target}`")
         return False
     return True
+
+
+def _as_written(expr: ast.Expr, state: str) -> str:
+    """A state argument as the program spells it: `"paid"`, or a bare variant `Paid`."""
+    return state if isinstance(expr, ast.Name) else f'"{state}"'
+
 
 
 def _known_edge(report: Reporter, call: ast.Call, info: CellInfo, model: MachineModel, source: str,
