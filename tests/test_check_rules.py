@@ -164,6 +164,16 @@ def test_foreign_slot_access():
         "case.cell:8:24", "cell 'B' reads memory slot 'log' of cell 'A': another cell's slot is private")
 
 
+def test_foreign_slot_write_says_writes():
+    report = check("cell A {\n    memory {\n        log: List<String>\n        n: Map<String, Int>\n    }\n"
+                   "    on a() { return 1 }\n}\n"
+                   "cell B {\n    on poke() {\n        log.push(\"x\")\n        n[\"k\"] = 2\n        return 1\n    }\n}\n")
+    assert located(report) == [
+        ("case.cell:10:9", "cell 'B' writes memory slot 'log' of cell 'A': another cell's slot is private"),
+        ("case.cell:11:9", "cell 'B' writes memory slot 'n' of cell 'A': another cell's slot is private")]
+    assert report.errors[0].hint == "add a handler to 'A' that makes this write, and call A.<handler>()"
+
+
 def test_let_hiding_a_slot_is_a_warning():
     report = check("cell A {\n    memory {\n        seen: Map<String, Int>\n    }\n"
                    "    on f() {\n        let seen = 1\n        return seen\n    }\n}\n")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..syntax import ast
 from .context import CellInfo, ProgramIndex, Reporter, did_you_mean
-from .walk import calls_in
+from .walk import calls_in, iter_tree
 
 SLOT_WRITERS = ("set", "delete", "push", "append")
 
@@ -16,7 +16,8 @@ def check(index: ProgramIndex, report: Reporter, project: object) -> None:
     """Report name problems in every handler and scheduled block."""
     for info, owner in index.bodies():
         facts = index.facts(owner)
-        _undefined_names(index, report, info, facts, _typed_state_arguments(index, info, owner))
+        _undefined_names(index, report, info, facts, _typed_state_arguments(index, info, owner),
+                         _written_roots(owner))
         for escape in facts.loop_escapes:
             word = "break" if isinstance(escape, ast.Break) else "continue"
             report.error(escape, f"`{word}` outside a loop", "loop_escape",
@@ -46,7 +47,26 @@ def _typed_state_arguments(index: ProgramIndex, info: CellInfo, owner: ast.Node)
             for arg in call.args[1:] if isinstance(arg, ast.Name) and arg.id[:1].isupper()}
 
 
-def _undefined_names(index: ProgramIndex, report: Reporter, info: CellInfo, facts, states: set[int]) -> None:
+def _written_roots(owner: ast.Node) -> set[int]:
+    """ids of the bare names a body writes through: `x.set(…)`-style writers and
+    `x[k] = …` / `x.f = …` assignments (so a foreign slot use can say "writes")."""
+    written = set()
+    for node in iter_tree(owner):
+        if isinstance(node, ast.MethodCall) and node.method in SLOT_WRITERS:
+            root = node.receiver
+        elif isinstance(node, ast.Assign) and isinstance(node.target, (ast.Index, ast.Field)):
+            root = node.target
+            while isinstance(root, (ast.Index, ast.Field)):
+                root = root.obj
+        else:
+            continue
+        if isinstance(root, ast.Name):
+            written.add(id(root))
+    return written
+
+
+def _undefined_names(index: ProgramIndex, report: Reporter, info: CellInfo, facts, states: set[int],
+                     written: set[int]) -> None:
     """Names that no local, slot, variant, handler or builtin defines."""
     for use in facts.names:
         name = use.node.id
@@ -54,9 +74,12 @@ def _undefined_names(index: ProgramIndex, report: Reporter, info: CellInfo, fact
             continue
         owner = _foreign_slot_owner(index, info, name)
         if owner is not None:
-            report.error(use.node, f"cell '{info.name}' reads memory slot '{name}' of cell '{owner}': "
-                         "another cell's slot is private", "foreign_slot",
-                         f"add a handler to '{owner}' that returns what you need, and call {owner}.<handler>()")
+            if id(use.node) in written:
+                verb, fix = "writes", f"add a handler to '{owner}' that makes this write, and call {owner}.<handler>()"
+            else:
+                verb, fix = "reads", f"add a handler to '{owner}' that returns what you need, and call {owner}.<handler>()"
+            report.error(use.node, f"cell '{info.name}' {verb} memory slot '{name}' of cell '{owner}': "
+                         "another cell's slot is private", "foreign_slot", fix)
             continue
         candidates = set(use.visible) | set(info.slots) | set(index.variants)
         if name[:1].isupper():
