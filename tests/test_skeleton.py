@@ -69,3 +69,15 @@ def test_cli_exit_codes():
     assert bad.returncode == 1
     assert bad.stderr.startswith("error: triage_agent.cell: skeleton agent 'Triage' has no signal 'nope'")
     assert "Traceback" not in bad.stderr
+
+
+def test_a_plain_cell_is_refused_with_a_pointer_to_its_contract(tmp_path):
+    (tmp_path / "plain.cell").write_text("cell Pure {\n    face {\n        signal one() -> Int\n    }\n"
+                                         "    on one() { return 1 }\n}\n", encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "soma_kernel", "skeleton", "plain.cell", "Pure.one"],
+                         cwd=tmp_path, capture_output=True, text=True, encoding="utf-8")
+    assert run.returncode == 1
+    assert run.stderr.splitlines() == [
+        "error: plain.cell: cell 'Pure' is not a skeleton agent (this file declares no skeleton agent)",
+        "  hint: only a skeleton agent's signals have frames; `soma-kernel describe plain.cell --faces` "
+        "lists this cell's contract"]

@@ -21,7 +21,11 @@ KINDS = ("calls", "writes", "reads", "moves")
 
 
 class SkeletonError(Exception):
-    """An unknown cell or signal, worded for the user."""
+    """An unknown cell or signal, worded for the user (`hint` is the fix, if any)."""
+
+    def __init__(self, message: str, hint: str = ""):
+        super().__init__(message)
+        self.hint = hint
 
 
 def skeleton_text(program: ast.Program, target: str) -> str:
@@ -35,7 +39,9 @@ def skeleton_text(program: ast.Program, target: str) -> str:
     if info is None or info.decl.kind != "skeleton":
         known = f"skeleton agents here: {', '.join(skeletons)}" if skeletons else "this file declares no skeleton agent"
         what = "is not a skeleton agent" if info is not None else "is not declared"
-        raise SkeletonError(f"cell '{cell_name}' {what}{did_you_mean(cell_name, skeletons)} ({known})")
+        hint = ("only a skeleton agent's signals have frames; `soma-kernel describe FILE --faces` "
+                "lists this cell's contract") if info is not None else ""
+        raise SkeletonError(f"cell '{cell_name}' {what}{did_you_mean(cell_name, skeletons)} ({known})", hint)
     signal = info.signals.get(signal_name)
     if signal is None:
         raise SkeletonError(f"skeleton agent '{cell_name}' has no signal '{signal_name}'"
@@ -91,6 +97,8 @@ def main(argv: list[str]) -> int:
         return 1
     except SkeletonError as err:
         print(f"error: {argv[0]}: {err}", file=sys.stderr)
+        if err.hint:
+            print(f"  hint: {err.hint.replace('FILE', argv[0])}", file=sys.stderr)
         return 1
     return 0
 
