@@ -535,6 +535,17 @@ def test_unclosed_cell_names_its_opening():
     assert err.diagnostic.origin == "x.cell"
 
 
+def test_unclosed_cell_points_at_the_block_missing_its_brace():
+    source = "cell C {\n    on f(x: Int) {\n        if x > 1 {\n            return 1\n\n    }\n    // }\n}\n"
+    with pytest.raises(SomaSyntaxError) as info:
+        parse(source, "x.cell")
+    assert info.value.diagnostic.hint == ("the '{' at 3:18 is closed by the '}' at 6:5, which is indented "
+                                          "differently — a '}' is probably missing before line 6")
+    with pytest.raises(SomaSyntaxError) as flat:
+        parse("cell C {\n    on f() { 1 }\n", "x.cell")
+    assert flat.value.diagnostic.hint is None
+
+
 def test_error_points_at_offending_token():
     err = syntax_error("let x = 1\nlet y = )")
     d = err.diagnostic

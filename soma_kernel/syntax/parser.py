@@ -177,6 +177,37 @@ def _scan(text: str) -> _Scan:
     return result
 
 
+def _misindented_block(code: str) -> Optional[tuple[int, int]]:
+    """(opening, closing) offsets of the first `{ … }` pair whose `{` ends its
+    line and whose `}` starts a line at another indentation, or None.
+    `code` has comments and strings blanked."""
+    stack: list[int] = []
+    for brace in re.finditer(r"[{}]", code):
+        if brace.group() == "{":
+            stack.append(brace.start())
+            continue
+        if not stack:
+            continue
+        opener = stack.pop()
+        closer = brace.start()
+        opener_line = code.rfind("\n", 0, opener) + 1
+        closer_line = code.rfind("\n", 0, closer) + 1
+        line_end = code.find("\n", opener)
+        ends_line = code[opener + 1:line_end if line_end >= 0 else len(code)].strip() == ""
+        starts_line = code[closer_line:closer].strip() == ""
+        if ends_line and starts_line and _indent(code, opener_line) != closer - closer_line:
+            return opener, closer
+    return None
+
+
+def _indent(code: str, line_start: int) -> int:
+    """The number of leading spaces/tabs of the line starting at `line_start`."""
+    position = line_start
+    while position < len(code) and code[position] in " \t":
+        position += 1
+    return position - line_start
+
+
 def _blanked(text: str, ranges: list[tuple[int, int]]) -> str:
     """`text` with every (start, end) range turned to spaces, line breaks kept."""
     if not ranges:
@@ -454,9 +485,19 @@ class _Errors:
             line, col = self.lines.position(offset)
             what = self._enclosure(offset) if char == "{" else f"'{char}'"
             self.raise_at(end, end, f"expected '{_OPENERS[char]}' to close the {what} opened at {line}:{col}",
-                          incomplete=True)
+                          hint=self._missing_brace_hint() if char == "{" else None, incomplete=True)
         expected = _expected_words(exc)
         self.raise_at(end, end, "unexpected end of text" + (f" — expected {expected}" if expected else ""))
+
+    def _missing_brace_hint(self) -> Optional[str]:
+        """Where a `}` is probably missing: the first block whose closing brace
+        sits at another indentation than the line that opened it."""
+        pair = _misindented_block(self.scanned.code)
+        if pair is None:
+            return None
+        (open_line, open_col), (close_line, close_col) = (self.lines.position(o) for o in pair)
+        return (f"the '{{' at {open_line}:{open_col} is closed by the '}}' at {close_line}:{close_col}, "
+                f"which is indented differently — a '}}' is probably missing before line {close_line}")
 
     def _enclosure(self, offset: int) -> str:
         """What the `{` at offset opens: "cell", "handler", "face section"…"""
