@@ -261,8 +261,8 @@ def test_machine_checks():
     errors = located(check(MACHINE))
     assert errors == [
         ("case.cell:10:9", "`except [nope]` in machine 'order' names no declared state (did you mean 'open'?)"),
-        ("case.cell:14:9", "the guard on open -> funded reads 'limit', but handler 'pay' does not bind 'limit' "
-                           "before this transition()"),
+        ("case.cell:14:9", "the guard on open -> funded reads 'limit', but handler 'pay' binds 'limit' only "
+                           "inside a block that does not hold this transition()"),
         ("case.cell:15:9", "cell 'Shop' declares no edge open -> released; edges leaving 'open': "
                            "[funded, cancelled, failed]"),
         ("case.cell:16:24", "transition() from \"nope\" (did you mean \"open\"?): \"nope\" is not a state of "
@@ -285,7 +285,14 @@ def test_guard_variable_bound_after_the_transition_is_an_error():
         "cell A {\n    state s {\n        initial: a\n        a -> b { guard { limit > 1 } }\n    }\n"
         "    on go(id: String) {\n        transition(id, \"b\")\n        let limit = 5\n    }\n}\n")
     assert location == "case.cell:7:9"
-    assert "does not bind 'limit'" in message
+    assert message.endswith("but handler 'go' binds 'limit' only after this transition()")
+
+
+def test_guard_variable_never_bound_says_so():
+    location, message = only_error(
+        "cell A {\n    state s {\n        initial: a\n        a -> b { guard { limit > 1 } }\n    }\n"
+        "    on go(id: String) {\n        transition(id, \"b\")\n    }\n}\n")
+    assert message.endswith("but handler 'go' does not bind 'limit' before this transition()")
 
 
 def test_target_no_edge_enters():

@@ -96,7 +96,7 @@ def _check_site(index: ProgramIndex, report: Reporter, info: CellInfo, owner: as
     handler_name = getattr(owner, "name", "every/after block")
     for edge in edges:
         if edge is not None and edge.guard is not None:
-            _check_guard_names(index, report, info, handler_name, edge, site)
+            _check_guard_names(index, report, info, (handler_name, owner), edge, site)
 
 
 def _known_target(report: Reporter, call: ast.Call, model: MachineModel, target: str) -> bool:
@@ -138,8 +138,10 @@ def _known_edge(report: Reporter, call: ast.Call, info: CellInfo, model: Machine
     return True
 
 
-def _check_guard_names(index: ProgramIndex, report: Reporter, info: CellInfo, handler: str, edge, site) -> None:
-    """Every variable the guard reads must be bound where the handler calls transition()."""
+def _check_guard_names(index: ProgramIndex, report: Reporter, info: CellInfo, caller: tuple, edge, site) -> None:
+    """Every variable the guard reads must be bound where the handler calls transition()
+    (`caller` = the handler's name and node)."""
+    handler, owner = caller
     for name_node in names_in(edge.guard):
         name = name_node.id
         if name in site.visible or name in info.slots or name in GUARD_CONTEXT or name in index.variants:
@@ -147,6 +149,17 @@ def _check_guard_names(index: ProgramIndex, report: Reporter, info: CellInfo, ha
         if index.is_builtin(name) or name in index.handler_owners:
             continue
         report.error(site.call, f"the guard on {edge.src} -> {edge.dst} reads '{name}', but handler "
-                     f"'{handler}' does not bind '{name}' before this transition()", "guard_binding",
+                     f"'{handler}' {_binding_gap(owner, name, site.call)}", "guard_binding",
                      f"bind '{name}' (a parameter, or a `let` before the call, not inside a branch) — guards "
                      "read the calling handler's variables")
+
+
+def _binding_gap(owner: ast.Node, name: str, call: ast.Call) -> str:
+    """Why `name` is not bound at `call`: bound only later, only in a block
+    that does not hold the call, or not at all."""
+    lets = [node for node in iter_tree(owner) if isinstance(node, ast.Let) and node.name == name]
+    if lets and all(let.span.start > call.span.start for let in lets):
+        return f"binds '{name}' only after this transition()"
+    if lets:
+        return f"binds '{name}' only inside a block that does not hold this transition()"
+    return f"does not bind '{name}' before this transition()"
