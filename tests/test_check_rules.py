@@ -454,3 +454,15 @@ def test_a_cell_name_can_pass_one_of_its_handlers_as_a_value():
     assert report.errors == []
     assert located(check("cell A {\n    on f() { return Shoper.decide }\n}\n")) == [
         ("case.cell:2:21", "undefined variant or name 'Shoper'")]
+
+
+def test_many_accepted_forms_pass_check_and_verify():
+    source = (Path(__file__).parent / "check_cases" / "forms_ok.cell").read_text(encoding="utf-8")
+    report = check(source)
+    assert report.errors == [] and report.warnings == []
+    assert [d.message.split(" — ")[0] for d in report.notes] == ["cost: 'tokens' bound proven"]
+    from soma_kernel.analysis.verify.checks import verify_program
+    from soma_kernel.analysis.verify.report import render_text
+
+    text = render_text(verify_program(parse(source, "forms_ok.cell"), None, "forms_ok.cell"))
+    assert text.endswith("VERIFY OK\n")
