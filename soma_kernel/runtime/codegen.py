@@ -299,7 +299,7 @@ class HandlerSource:
         where = self.constant(node, "n")
         self.emit(depth, f"{key} = {self.expr(target.index, scope)}")
         self.emit(depth, f"{value} = {self.expr(node.value, scope)}")
-        self.emit(depth, f"if type({container} := f[{index}]) is dict:")
+        self.emit(depth, f"if type({container} := f[{index}]) is dict and type({key}) is str:")
         self.emit(depth + 1, f"{container}[{key}] = {value}")
         self.emit(depth, "else:")
         self.emit(depth + 1, f"f[{index}] = {update}({container}, [{key}], {value}, None, {where})")

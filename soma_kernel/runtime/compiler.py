@@ -33,7 +33,7 @@ from ..diagnostics import SomaError
 from ..syntax import ast
 from . import ops
 from .builtins.collections import range_object
-from .values import Variant, display, type_of
+from .values import Variant, display, map_key, type_of
 
 BREAK = "break"
 CONTINUE = "continue"
@@ -982,8 +982,7 @@ def get_index(value, index, node):
         except IndexError:
             raise_at(node, "index", f"index {index} out of range for length {len(value)}")
     if isinstance(value, dict):
-        key = index if index in value else (str(index) if not isinstance(index, str) and str(index) in value else index)
-        return value.get(key)
+        return value.get(index if type(index) is str else map_key(index))
     if value is None:
         raise_at(node, "type", "cannot index ()")
     raise_at(node, "type", f"cannot index {type_of(value)}")
@@ -999,6 +998,7 @@ def set_in(container, keys: list, new, op, node):
     key = keys[0]
     if isinstance(container, dict):
         result = container
+        key = map_key(key)
         current = container.get(key)
     elif isinstance(container, list):
         if type(key) is not int:

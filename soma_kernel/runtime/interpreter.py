@@ -29,7 +29,7 @@ from .compiler import RETURN, Compiler, Scope, located
 from .machines import MachineInstances, Transitions
 from .memory import CompiledInvariant, Journal, Slot
 from .types import identity, value_checker
-from .values import Variant, display, from_json
+from .values import Variant, display, equals, from_json, map_key, type_of
 
 RECURSION_LIMIT = 8000
 
@@ -690,20 +690,22 @@ def arity(values: list, count: int, name: str) -> None:
 
 
 def _map_get(container, key, default=None):
+    """`m.get(k)` / `xs.get(i)` on a local value: `()` (or `default`) when absent."""
     if isinstance(container, dict):
-        value = container.get(key)
+        value = container.get(map_key(key))
         return default if value is None else value
     if isinstance(container, list) and type(key) is int:
         return container[key] if -len(container) <= key < len(container) else default
-    raise SomaError("type", f"cannot get from {display(container)}")
+    raise SomaError("type", f".get() needs a Map or a List, got {type_of(container)}")
 
 
 def _map_has(container, key):
+    """`m.has(k)` (a key) / `xs.has(x)` (an element) on a local value."""
     if isinstance(container, dict):
-        return key in container
+        return map_key(key) in container
     if isinstance(container, list):
-        return key in container
-    raise SomaError("type", "has() needs a Map or a List")
+        return any(equals(item, key) for item in container)
+    raise SomaError("type", f".has() needs a Map or a List, got {type_of(container)}")
 
 
 VALUE_METHODS = {

@@ -129,7 +129,7 @@ class Slot:
             if -len(data) <= key < len(data):
                 return copy_value(data[key])
             return None
-        value = self.data.get(normal_key(key), None)
+        value = self.data.get(normal_key(key, node), None)
         return copy_value(value) if isinstance(value, (dict, list)) else value
 
     # ---------------------------------------------------------------- writes
@@ -145,7 +145,7 @@ class Slot:
         if self.is_list:
             return self.write_index(key, value, node)
         if type(key) is not str:
-            key = normal_key(key)
+            key = normal_key(key, node)
         data = self.data
         old = data.get(key, MISSING)
         size = len(data) + (1 if old is MISSING else 0)
@@ -207,7 +207,7 @@ class Slot:
             self.journal.record(lambda: data.insert(index, old))
             del data[index]
         else:
-            key = normal_key(key)
+            key = normal_key(key, node)
             if key not in data:
                 return False
             self.check_size(len(data) - 1)
@@ -256,12 +256,13 @@ class Slot:
         return sorted(self.data.items(), key=lambda kv: str(kv[0]))
 
 
-def normal_key(key):
-    """Map slot keys are text: `1` and `"1"` are the same key."""
+def normal_key(key, node=None):
+    """Map slot keys are text: `1` and `"1"` are the same key. `()` is refused at `node`."""
     if isinstance(key, str):
         return key
     if key is None:
-        raise SomaError("type", "a slot key cannot be ()")
+        raise SomaError("type", "a slot key cannot be () — check the value you use as the key",
+                        node.span if node is not None else ast.NO_SPAN)
     return display(key)
 
 
@@ -287,7 +288,7 @@ def _has(slot: Slot, args, node):
     key = args[0]
     if slot.is_list:
         return type(key) is int and -len(slot.data) <= key < len(slot.data)
-    return normal_key(key) in slot.data
+    return key is not None and normal_key(key, node) in slot.data
 
 
 def _last(slot: Slot, args, node):

@@ -19,11 +19,16 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from typing import Any, Optional, Protocol
 
 from ..diagnostics import SomaError
 
 NoneType = type(None)
+
+# Soma Ints are arbitrary precision and display in full (the reference's
+# BigInt has no digit cap): lift CPython's 4300-digit guard on int <-> str.
+sys.set_int_max_str_digits(0)
 
 
 class SomaFunctionLike(Protocol):
@@ -274,6 +279,12 @@ def display(v: Any) -> str:
 
 
 # ---------------------------------------------------------------- equality
+
+def map_key(key: Any) -> str:
+    """A Map key as stored: maps are keyed by text, so `m[1]` and `m["1"]`
+    are one entry (any other value is keyed by its display form)."""
+    return key if type(key) is str else display(key)
+
 
 def _numeric(t: type) -> bool:
     """True for the exact types Int and Float (never Bool)."""

@@ -82,8 +82,9 @@ def range_object(start: Any, end: Any, step: Any = 1) -> range:
 def range_(start, end, step=1):
     """range(0, 3) = [0, 1, 2]; range(3, 0, -1) = [3, 2, 1]."""
     numbers = range_object(start, end, step)
-    if len(numbers) > MAX_RANGE:
-        raise SomaError("range", f"range() of {len(numbers)} elements exceeds {MAX_RANGE} (iterate it in a for loop)")
+    count = max(0, -((start - end) // step))
+    if count > MAX_RANGE:
+        raise SomaError("range", f"range() of {count} elements exceeds {MAX_RANGE} (iterate it in a for loop)")
     return list(numbers)
 
 

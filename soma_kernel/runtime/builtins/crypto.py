@@ -6,11 +6,15 @@ import hashlib
 import hmac
 import secrets
 
+from ...diagnostics import SomaError
 from ..values import display
 from . import builtin
 from .checks import expect_int
 
 GROUP = "io"
+
+# The most random bytes random_token() will draw in one call.
+MAX_TOKEN_BYTES = 1_000_000
 
 
 def _bytes(v) -> bytes:
@@ -39,4 +43,7 @@ def secure_eq(a, b):
 @builtin(GROUP, "random_token(bytes?: Int) -> String", "Random hex token (default 32 bytes).", pure=False)
 def random_token(size=32):
     """random_token(16) has 32 hex characters."""
-    return secrets.token_hex(expect_int("random_token", size))
+    count = expect_int("random_token", size)
+    if not 0 <= count <= MAX_TOKEN_BYTES:
+        raise SomaError("range", f"random_token(): size must be between 0 and {MAX_TOKEN_BYTES} bytes, got {count}")
+    return secrets.token_hex(count)

@@ -23,6 +23,10 @@ from .checks import expect_int, expect_list, expect_number
 
 GROUP = "math"
 
+# The largest Int an exact power or shift may build (2^26 bits, about 20
+# million decimal digits): beyond it the process would stall or run out of memory.
+MAX_RESULT_BITS = 1 << 26
+
 
 def _zero_divisor(b: Any) -> None:
     """Raise kind division_by_zero when `b` is zero."""
@@ -44,8 +48,8 @@ def fixed_text(x: int | float, digits: int) -> str:
     its decimal text (to_fixed(1.005, 2) = "1.01")."""
     if type(x) is float and (x != x or x in (_m.inf, -_m.inf)):
         return "NaN" if x != x else ("inf" if x > 0 else "-inf")
-    quantum = Decimal(1).scaleb(-max(digits, 0))
     try:
+        quantum = Decimal(1).scaleb(-max(digits, 0))
         return format(decimal_text(x).quantize(quantum, rounding=ROUND_HALF_UP), "f")
     except InvalidOperation:
         raise SomaError("range", f"to_fixed: {digits} digits is too many") from None
@@ -119,8 +123,13 @@ def round_(x, digits=None):
     expect_int("round", digits)
     if type(x) is float and (x != x or x in (_m.inf, -_m.inf)):
         return x
-    quantum = Decimal(1).scaleb(-digits)
-    return float(decimal_text(x).quantize(quantum, rounding=ROUND_HALF_UP))
+    try:
+        quantum = Decimal(1).scaleb(-digits)
+        return float(decimal_text(x).quantize(quantum, rounding=ROUND_HALF_UP))
+    except InvalidOperation:
+        if digits > 0:
+            return float(x)
+        raise SomaError("range", f"round(): {digits} digits is out of range") from None
 
 
 def _finite(x: float, name: str) -> float:
@@ -215,7 +224,15 @@ def ipow(base, exponent):
     expect_int("ipow", exponent)
     if exponent < 0:
         raise SomaError("range", "ipow() needs a non-negative exponent")
+    if abs(base) > 1 and exponent * (abs(base).bit_length() - 1) > MAX_RESULT_BITS:
+        raise _too_large("ipow", " — use pow() for a Float approximation")
     return base ** exponent
+
+
+def _too_large(name: str, hint: str = "") -> SomaError:
+    """The refusal of an exact result too large to build."""
+    return SomaError("range", f"{name}(): the result would exceed {MAX_RESULT_BITS} bits "
+                              f"(about 20 million digits){hint}")
 
 
 def _numbers(name: str, xs: list) -> list:
@@ -461,6 +478,8 @@ def bnot(a):
 def shl(a, n):
     """shl(1, 64) = 18446744073709551616."""
     _bits("shl", a, n)
+    if a != 0 and _bit_index("shl", n) + a.bit_length() > MAX_RESULT_BITS:
+        raise _too_large("shl")
     return a << _bit_index("shl", n)
 
 
@@ -482,14 +501,20 @@ def bit_test(a, i):
 def bit_set(a, i):
     """bit_set(0, 3) = 8."""
     _bits("bit_set", a, i)
-    return a | (1 << _bit_index("bit_set", i))
+    if _bit_index("bit_set", i) >= MAX_RESULT_BITS and a >= 0:
+        raise _too_large("bit_set")
+    return a | (1 << _bit_index("bit_set", i)) if i < MAX_RESULT_BITS else a
 
 
 @builtin(GROUP, "bit_clr(a: Int, i: Int) -> Int", "a with bit i cleared.")
 def bit_clr(a, i):
     """bit_clr(15, 0) = 14."""
     _bits("bit_clr", a, i)
-    return a & ~(1 << _bit_index("bit_clr", i))
+    if _bit_index("bit_clr", i) >= MAX_RESULT_BITS and a >= 0:
+        return a
+    if i >= MAX_RESULT_BITS:
+        raise _too_large("bit_clr")
+    return a & ~(1 << i)
 
 
 @builtin(GROUP, "bit_next(a: Int, i: Int) -> Int", "Index of the lowest set bit at or above i, or -1.")

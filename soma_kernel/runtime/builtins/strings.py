@@ -11,12 +11,15 @@ import re
 from typing import Any
 
 from ...diagnostics import SomaError
-from ..values import display, equals, type_of
+from ..values import display, equals, map_key, type_of
 from . import builtin
 from .checks import expect_int, expect_list, expect_map, expect_str
 from .math import fixed_text
 
 GROUP = "string"
+
+# The widest text pad_left / pad_right will build.
+MAX_PADDED = 10_000_000
 
 
 @builtin(GROUP, "concat(a, b) -> String | concat(a: List, b: List) -> List",
@@ -35,6 +38,8 @@ def _pad(name: str, s: Any, width: Any, fill: Any) -> tuple[str, int, str]:
     fill = expect_str(name, fill)
     if not fill:
         raise SomaError("type", f"{name}() needs a non-empty fill")
+    if width > MAX_PADDED:
+        raise SomaError("range", f"{name}(): width {width} is larger than {MAX_PADDED} characters")
     return text, width - len(text), fill
 
 
@@ -85,10 +90,7 @@ def contains(haystack, needle):
             return needle in haystack
         return any(equals(item, needle) for item in haystack)
     if t is dict:
-        try:
-            return needle in haystack
-        except TypeError:
-            return False
+        return map_key(needle) in haystack
     if haystack is None:
         return False
     raise SomaError("type", f"contains() expects a String, List or Map, got {type_of(haystack)}")
@@ -333,6 +335,8 @@ def format_(fmt, *args):
             continue
         if next_arg >= len(args):
             raise SomaError("type", f"format(): not enough arguments for {template!r}")
+        if max(int(width or 0), int(precision or 0)) > MAX_PADDED:
+            raise SomaError("range", f"format(): {match.group(0)} asks for more than {MAX_PADDED} characters")
         pieces.append(_format_one(flags, width, precision, letter, args[next_arg]))
         next_arg += 1
     pieces.append(template[position:])
