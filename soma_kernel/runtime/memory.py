@@ -71,20 +71,34 @@ class CompiledInvariant:
             for item in value:
                 self.check_one(slot, key, item, size)
             return
-        if self.evaluate(slot.name, value, key, size) is not True:
+        if self.outcome(slot, key, value, size) is not True:
             self.check_one(slot, key, value, size)
 
-    def check_one(self, slot: "Slot", key, item, size: int) -> None:
-        """Check one candidate value, raising the refusal."""
-        result = self.evaluate(slot.name, item, key, size)
+    def outcome(self, slot: "Slot", key, item, size: int):
+        """The invariant's value on one candidate write. An operation it cannot
+        do (typically comparing `()`, an entry another slot lacks at this key)
+        refuses the write like a false invariant, saying why."""
+        try:
+            return self.evaluate(slot.name, item, key, size)
+        except SomaError as err:
+            if err.kind != "type":
+                raise
+            where = f"[{display_key(key)}]" if key is not None else ""
+            hint = " (a missing entry reads as (): default it with `?? 0`)" if "Unit" in err.detail else ""
+            raise SomaError("invariant", f"{slot.name}{where} = {display(item)} fails invariant {self.text}: "
+                                         f"{err.detail}{hint}", self.node.span) from None
+
+    def check_one(self, slot: "Slot", key, item, size: int, deleting: bool = False) -> None:
+        """Check one candidate value (or, `deleting`, the entry being removed), raising the refusal."""
+        result = self.outcome(slot, key, item, size)
         if result is True:
             return
         if result is not False:
             raise SomaError("type", f"invariant {self.text} must be a Bool, got {type_of(result)}",
                             self.node.span)
         where = f"[{display_key(key)}]" if key is not None else ""
-        raise SomaError("invariant", f"{slot.name}{where} = {display(item)} violates invariant {self.text}",
-                        self.node.span)
+        change = f"deleting {slot.name}{where}" if deleting else f"{slot.name}{where} = {display(item)}"
+        raise SomaError("invariant", f"{change} violates invariant {self.text}", self.node.span)
 
 
 def located_at(node, err: SomaError) -> SomaError:
@@ -202,26 +216,32 @@ class Slot:
             if type(key) is not int or not -len(data) <= key < len(data):
                 return False
             index = key % len(data)
-            self.check_size(len(data) - 1)
             old = data[index]
+            self.check_size(index, old, len(data) - 1, node)
             self.journal.record(lambda: data.insert(index, old))
             del data[index]
         else:
             key = normal_key(key, node)
             if key not in data:
                 return False
-            self.check_size(len(data) - 1)
             old = data[key]
+            self.check_size(key, old, len(data) - 1, node)
             self.journal.record(lambda: data.__setitem__(key, old))
             del data[key]
         self.changed()
         return True
 
-    def check_size(self, size: int) -> None:
-        """Re-check invariants that read `size` when a delete shrinks the slot."""
+    def check_size(self, key, removed, size: int, node=None) -> None:
+        """Re-check invariants that read `size` when a delete shrinks the slot:
+        they see the removed entry (its key and value) and the size after the delete."""
         for invariant in self.invariants:
-            if "size" in invariant.text or ".size" in invariant.text:
-                invariant.check(self, None, None if not self.is_list else [], size)
+            if "size" in invariant.text:
+                try:
+                    invariant.check_one(self, key, removed, size, deleting=True)
+                except SomaError as err:
+                    if node is not None and err.kind == "invariant":
+                        err.span = node.span
+                    raise
 
     def typed(self, value, node):
         """Check/coerce a written value against the slot's element type."""
