@@ -30,6 +30,9 @@ PROBES = [
     ("shl by a huge count", "return shl(1, x)", 10 ** 30),
     ("pad_left to a huge width", "return pad_left(\"a\", x)", 10 ** 12),
     ("range to a huge end", "return range(0, x)", 10 ** 30),
+    ("compound assignment of a mismatched value", "x += \"s\"\nreturn x", 1),
+    ("compound assignment on a record field", "let r = R { k: 1 }\nr.k += x\nreturn r", "s"),
+    ("compound assignment on a nested index", "let m = map(\"a\", [1])\nm.a[0] *= x\nreturn m", None),
 ]
 
 

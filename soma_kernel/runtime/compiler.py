@@ -397,10 +397,21 @@ class Compiler:
         op = None if node.op == "=" else COMPOUND_OPS[node.op]
         target = node.target
         if isinstance(target, ast.Name):
-            return self.assign_name(target, op, value, scope, node)
-        if isinstance(target, (ast.Index, ast.Field)):
-            return self.assign_path(target, op, value, scope, node)
-        raise_at(node, "type", "only a name, an index or a field can be assigned")
+            assign = self.assign_name(target, op, value, scope, node)
+        elif isinstance(target, (ast.Index, ast.Field)):
+            assign = self.assign_path(target, op, value, scope, node)
+        else:
+            raise_at(node, "type", "only a name, an index or a field can be assigned")
+        if op is None:
+            return assign
+
+        def run(f):
+            try:
+                return assign(f)
+            except SomaError as err:
+                raise located(node, err)
+
+        return run
 
     def assign_name(self, target: ast.Name, op, value: Eval, scope: Scope, node) -> Exec:
         """`x = v` / `x += v` on a local or session variable."""
