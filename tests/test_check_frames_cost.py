@@ -39,6 +39,9 @@ def test_every_frame_violation_kind_is_refused_with_its_place():
                                  "'finished'"),
     ]
     assert all(d.kind == "frame" and d.hint for d in report.errors)
+    assert [d.hint for d in report.errors[3:]] == [
+        "add `moves running -> finished` to signal 'close', or remove the transition from its body",
+        "add `moves <from> -> finished` to signal 'close', or remove the transition from its body"]
 
 
 def test_bodies_inside_their_frames_pass():

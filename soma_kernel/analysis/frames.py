@@ -173,7 +173,8 @@ def _fix(signal: ast.Signal, violation: Violation) -> str:
     """How to resolve a frame violation."""
     what = violation.use.what
     if violation.kind == "moves":
-        return f"declare the edge in the frame (`moves <from> -> <to>`) or remove the transition from '{signal.name}'"
+        edge = f"<from> {what}" if what.startswith("-> ") else what
+        return f"add `moves {edge}` to signal '{signal.name}', or remove the transition from its body"
     return f"add `{violation.kind} {what.split('.')[-1]}` to signal '{signal.name}', or remove the " \
            f"{violation.kind[:-1]} from its body"
 
