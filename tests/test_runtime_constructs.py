@@ -90,6 +90,7 @@ cell Calc {
         }
         return y
     }
+    on remainder(a: Any) { return [a % 3, a % 1] }
 }
 """
 
@@ -252,3 +253,16 @@ def test_top_level_call_reaches_a_handler_named_like_a_builtin():
     with pytest.raises(SomaError) as caught:
         runtime.call("missing", [])
     assert caught.value.kind == "undefined_variable"
+
+
+@pytest.mark.parametrize("a,expected", [(7, [1, 0]), (-7, [-1, 0]), (0, [0, 0]), (7.5, [1.5, 0.5]),
+                                        (10 ** 30 + 2, [0, 0]), (-(10 ** 30) - 2, [0, 0])])
+def test_remainder_by_a_literal_keeps_the_dividends_sign_on_both_paths(rt, a, expected):
+    assert rt.call("remainder", [a]) == expected
+    assert evaluate(rt, "[a % 3, a % 1]", {"a": a}) == expected
+
+
+def test_remainder_of_a_non_number_is_located(rt):
+    with pytest.raises(SomaError) as caught:
+        rt.call("remainder", ["s"])
+    assert caught.value.kind == "type" and caught.value.span.line > 0

@@ -440,6 +440,10 @@ class HandlerSource:
     def binary_text(self, op: str, left: str, right: str, node, left_int: bool, right_int: bool) -> str:
         """An arithmetic/comparison operator with an inline Int fast path."""
         slow = self.constant(located_op(SLOW_OPS[op], node), "op")
+        if op == "%" and right_int and not left_int and node.right.value > 0:
+            # Python's floored % equals Soma's truncated % for a non-negative dividend.
+            a = self.temp()
+            return f"({a} % {right} if type({a} := {left}) is int and {a} >= 0 else {slow}({a}, {right}))"
         symbol = FAST_INT_SYMBOLS.get(op)
         if symbol is None:
             return f"{slow}({left}, {right})"

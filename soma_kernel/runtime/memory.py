@@ -71,8 +71,12 @@ class CompiledInvariant:
             for item in value:
                 self.check_one(slot, key, item, size)
             return
-        if self.outcome(slot, key, value, size) is not True:
-            self.check_one(slot, key, value, size)
+        try:
+            if self.evaluate(slot.name, value, key, size) is True:
+                return
+        except SomaError:
+            pass
+        self.check_one(slot, key, value, size)
 
     def outcome(self, slot: "Slot", key, item, size: int):
         """The invariant's value on one candidate write. An operation it cannot
