@@ -91,7 +91,7 @@ def test_card_wording_for_singular_and_missing_parts():
     assert describe_card(program) == (
         "The cell Counter declares 1 signal in its face: bump() -> Int; keeps 1 memory slot: "
         "n (Map<String, Int>). Its state machine s starts in a and allows 1 transition: a -> b. "
-        "b is terminal. Handlers: bump (line 12).\n\n"
+        "b is terminal. Handler: bump (line 12).\n\n"
         "The file also holds 1 test cell (T) with 1 assertion, run by soma test.\n")
 
 
@@ -118,7 +118,7 @@ def test_card_of_several_cells_without_face_memory_or_tests():
     assert describe_card(parse(SEVERAL_CELLS, "s.cell")) == (
         "The cell Empty has no face, no memory and no handlers.\n\n"
         "The cell Lamp has no face and no memory. Its state machine lamp starts in off and allows "
-        "2 transitions: off -> on and on -> off. No state is terminal. Handlers: flip (line 16).\n")
+        "2 transitions: off -> on and on -> off. No state is terminal. Handler: flip (line 16).\n")
 
 
 def test_faces_list_variant_fields():

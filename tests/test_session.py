@@ -82,6 +82,10 @@ def test_redefinition_keeps_fitting_slots_and_says_what_it_reset(session):
     assert value(session.execute("bump(0)", "c")) == "4"
     changed = session.execute(COUNTER.replace("Map<String, Int>", "Map<String, Float>"), "a")
     assert changed.stream_text("stderr") == "Counter: reset slot(s) count (declaration changed)\n"
+    removed = session.execute(COUNTER.replace("count: Map<String, Int>", "count: Map<String, Int>\n        log: List<String>"), "a")
+    assert removed.stream_text("stderr") == "Counter: reset slot(s) count (declaration changed)\n"
+    back = session.execute(COUNTER, "a")
+    assert back.stream_text("stderr") == "Counter: dropped slot(s) log (no longer declared)\n"
 
 
 def test_defining_a_name_from_another_cell_warns_and_takes_it_over(session):

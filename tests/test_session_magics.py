@@ -243,7 +243,7 @@ def test_describe_and_help(session):
 def test_describe_names_handler_lines_in_their_notebook_cells(session):
     session.execute("// the greeter\n\n" + GREETER, "greeter", count=9)
     text = session.execute("%describe Greeter").stream_text()
-    assert text.endswith("Handlers: greet (cell[9]:7).\n")
+    assert text.endswith("Handler: greet (cell[9]:7).\n")
     assert "Handlers: bump (cell[1]:14) and open_door (cell[1]:18)." in session.execute("%describe").stream_text()
 
 

@@ -95,9 +95,9 @@ def _cell_paragraph(program: ast.Program, cell: ast.CellDecl) -> str:
     public = [f"{h.name} (line {h.span.line})" for h in handlers if not h.is_private]
     private = [h.name for h in handlers if h.is_private]
     if public:
-        sentences.append(f"Handlers: {english_list(public)}.")
+        sentences.append(f"{'Handler' if len(public) == 1 else 'Handlers'}: {english_list(public)}.")
     if private:
-        sentences.append(f"Private helpers: {english_list(private)}.")
+        sentences.append(f"{'Private helper' if len(private) == 1 else 'Private helpers'}: {english_list(private)}.")
     return " ".join(sentences)
 
 

@@ -733,16 +733,19 @@ def walk_names(expr) -> list[ast.Name]:
 
 
 def carry_over(old: CellState, new: CellState) -> list[str]:
-    """Keep the old cell's slots and instances that fit the new declaration."""
-    kept_slots, reset_slots = [], []
+    """Keep the old cell's slots and instances that fit the new declaration.
+
+    Returns one line per kind of state lost: slots whose type changed (reset),
+    slots no longer declared (dropped), instances whose state is gone.
+    """
+    changed = []
     for name, slot in new.slots.items():
         previous = old.slots.get(name)
         if previous is not None and previous.decl.type.render() == slot.decl.type.render():
             slot.data = previous.data
-            kept_slots.append(name)
         elif previous is not None:
-            reset_slots.append(name)
-    reset_slots += [n for n in old.slots if n not in new.slots]
+            changed.append(name)
+    removed = [n for n in old.slots if n not in new.slots]
     messages = []
     if new.machines is not None and old.machines is not None:
         states = set(new.model.states)
@@ -754,7 +757,9 @@ def carry_over(old: CellState, new: CellState) -> list[str]:
             messages.append(f"{new.name}: {dropped} instance(s) reset (their state is no longer declared)")
     elif old.machines is not None and old.machines.current:
         messages.append(f"{new.name}: {len(old.machines.current)} instance(s) dropped (no state machine now)")
-    if reset_slots:
-        messages.append(f"{new.name}: reset slot(s) {', '.join(reset_slots)} (declaration changed)")
+    if changed:
+        messages.append(f"{new.name}: reset slot(s) {', '.join(changed)} (declaration changed)")
+    if removed:
+        messages.append(f"{new.name}: dropped slot(s) {', '.join(removed)} (no longer declared)")
     new.counter, new.memory = old.counter, old.memory
     return messages
