@@ -492,7 +492,8 @@ def from_json(text: Any, variants: Optional[dict] = None) -> Any:
     try:
         value = json.loads(text, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as err:
-        raise SomaError("json", f"invalid JSON: {_json_error_text(err)}") from None
+        shown = text if len(text) <= 60 else text[:60] + "…"
+        raise SomaError("json", f"not valid JSON: {quote_string(shown)} ({_json_error_text(err)})") from None
     if variants:
         value = rebuild_variants(value, variants)
     return value
@@ -501,7 +502,7 @@ def from_json(text: Any, variants: Optional[dict] = None) -> Any:
 def _json_error_text(err: Exception) -> str:
     """A short reason for a JSON parse failure."""
     if isinstance(err, json.JSONDecodeError):
-        return f"{err.msg} at line {err.lineno} column {err.colno}"
+        return f"{err.msg[:1].lower()}{err.msg[1:]} at line {err.lineno}, column {err.colno}"
     return str(err) or type(err).__name__
 
 
