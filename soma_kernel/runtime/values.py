@@ -170,19 +170,20 @@ def _scalar_display(v: Any, t: type) -> Optional[str]:
         return format_float(v)
     if v is None:
         return "()"
-    if t is list or t is dict or t is Variant:
+    if t is list or t is dict or t is Variant or isinstance(v, (list, dict)):
         return None
-    if isinstance(v, (list, dict)):
-        return None
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(int(v))
-    if isinstance(v, float):
-        return format_float(float(v))
-    if isinstance(v, str):
-        return quote_string(str(v))
+    plain = _plain_scalar(v)
+    if plain is not None:
+        return _scalar_display(plain, type(plain))
     return function_display(v)
+
+
+def _plain_scalar(v: Any) -> Any:
+    """A subclass instance of bool/int/float/str as the plain value, else None."""
+    for base in (bool, int, float, str):
+        if isinstance(v, base):
+            return base(v)
+    return None
 
 
 def _map_key_text(key: Any) -> str:
@@ -422,14 +423,9 @@ def _json_scalar(v: Any, t: type) -> Optional[str]:
         return "null"
     if t is list or t is dict or t is Variant or isinstance(v, (list, dict)):
         return None
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(int(v))
-    if isinstance(v, float):
-        return json_float(float(v))
-    if isinstance(v, str):
-        return quote_string(str(v))
+    plain = _plain_scalar(v)
+    if plain is not None:
+        return _json_scalar(plain, type(plain))
     return quote_string(function_display(v))
 
 
