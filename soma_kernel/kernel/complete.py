@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..syntax import ast
-from .lexer import DECLARATION_KEYWORDS, STATEMENT_KEYWORDS
+from ..syntax.keywords import KEYWORDS, TYPES
 
 WORD_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 MEMBER_BEFORE = re.compile(r"([A-Z][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)?$")
@@ -43,8 +43,10 @@ def _candidates(session) -> dict[str, str]:
         found.setdefault(name, "builtin")
     for name in BUILTINS:
         found.setdefault(name, "builtin")
-    for word in DECLARATION_KEYWORDS + STATEMENT_KEYWORDS + ("true", "false"):
+    for word in KEYWORDS:
         found.setdefault(word, "keyword")
+    for name in TYPES:
+        found.setdefault(name, "type")
     return found
 
 

@@ -11,16 +11,10 @@ from pygments.lexer import RegexLexer, bygroups, include, words
 from pygments.token import (Comment, Keyword, Name, Number, Operator, Punctuation, String, Text,
                             Whitespace)
 
-DECLARATION_KEYWORDS = (
-    "cell", "agent", "skeleton", "flesh", "type", "test", "face", "memory", "state", "signal", "tool",
-    "on", "every", "after", "cost", "rules", "variants", "invariant", "initial", "use", "promise",
-    "calls", "writes", "reads", "moves", "except", "guard", "property", "forall", "ensures",
-)
-STATEMENT_KEYWORDS = (
-    "let", "if", "else", "while", "for", "in", "match", "try", "return", "break", "continue",
-    "require", "ensure", "emit", "assert", "assert_fails", "matching", "mock", "error", "loop_bound",
-)
-SLOT_PROPERTIES = ("persistent", "ephemeral", "capacity", "ttl", "consistency", "native")
+from ..syntax.keywords import SLOT_PROPERTIES, TYPES, words_of
+
+DECLARATION_KEYWORDS = words_of("section", "clause")
+STATEMENT_KEYWORDS = words_of("statement", "test")
 
 
 class SomaLexer(RegexLexer):
@@ -38,7 +32,7 @@ class SomaLexer(RegexLexer):
             (r"/\*", Comment.Multiline, "block-comment"),
             (r'"""', String.Double, "triple-string"),
             (r'"', String.Double, "string"),
-            (r"\b(true|false)\b", Keyword.Constant),
+            (words(words_of("constant"), prefix=r"\b", suffix=r"\b"), Keyword.Constant),
             (r"(on)(\s+)([a-z_]\w*)", bygroups(Keyword.Declaration, Whitespace, Name.Function)),
             (words(DECLARATION_KEYWORDS, suffix=r"\b"), Keyword.Declaration),
             (words(STATEMENT_KEYWORDS, suffix=r"\b"), Keyword),
@@ -47,6 +41,7 @@ class SomaLexer(RegexLexer):
             (r"0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+", Number.Integer),
             (r"\d[\d_]*\.\d+([eE][+-]?\d+)?", Number.Float),
             (r"\d[\d_]*", Number.Integer),
+            (words(TYPES, prefix=r"\b", suffix=r"\b"), Keyword.Type),
             (r"[A-Z]\w*", Name.Class),
             (r"[a-z_]\w*(?=\s*\()", Name.Function),
             (r"[a-z_]\w*", Name),
