@@ -8,7 +8,7 @@ import pytest
 
 from soma_kernel.runtime import run_command
 from soma_kernel.runtime.interpreter import Runtime
-from soma_kernel.runtime.persistence import SlotStore, default_store_path
+from soma_kernel.runtime.store import SlotStore, default_store_path
 from soma_kernel.syntax.parser import parse
 
 PROGRAM = """
@@ -118,9 +118,9 @@ def test_store_file_lives_beside_the_program(program, capsys):
     run(capsys, program, "bump", "b", "1")
     store = default_store_path(program)
     assert store.endswith("/.soma_data/tally.sqlite")
-    rows = SlotStore(store).db.execute("SELECT cell, slot, data FROM slots").fetchall()
-    assert ("Tally", "counts", json.dumps({"b": 1}, separators=(",", ":"))) in rows
-    assert all(slot != "scratch" for _, slot, _ in rows)
+    rows = SlotStore(store).database.db.execute("SELECT cell, space, key, value FROM entries").fetchall()
+    assert ("Tally", "map:counts", "b", "1") in rows
+    assert all(space != "map:scratch" for _, space, _, _ in rows)
 
 
 def test_approve_asks_the_person_at_the_terminal(program, capsys, monkeypatch):

@@ -8,8 +8,9 @@ atomic: if it raises, every write, delete and transition it made is undone.
 
 Handlers are compiled (runtime.compiler: generated Python source, closures
 for the rare constructs) the first time they are called, and again after
-definitions change. A runtime with a SlotStore (runtime.persistence) saves
-`[persistent]` slots after every successful top-level invocation.
+definitions change. A runtime with a SlotStore (runtime.store) runs each
+top-level invocation in one store transaction: it starts from every commit
+of other processes and writes what it changed only when it succeeds.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ class CellState:
         self.compiled: dict[tuple[str, int], Callable] = {}
         self.counter = 0
         self.memory: dict[str, object] = {}
+        self.on_remember: Optional[Callable[[str], None]] = None  # a bound store's watcher
 
     def add_handler(self, handler: ast.Handler) -> None:
         """Register a handler body (from the cell or its flesh)."""
@@ -186,10 +188,16 @@ class Runtime:
         return messages
 
     def attach_store(self, store) -> None:
-        """Keep `[persistent]` slots (and instances, counters) in `store` (runtime.persistence)."""
+        """Keep `[persistent]` slots (and instances, counters) in `store` (runtime.store.SlotStore)."""
         self.store = store
         for state in self.cells.values():
             store.bind(state, self.variant_kinds())
+
+    def detach_store(self) -> None:
+        """Back to memory only: the stored parts keep their current values, the file is closed."""
+        store, self.store = self.store, None
+        if store is not None:
+            store.close()
 
     def refresh(self) -> None:
         """Invalidate compiled code and call caches after definitions changed."""
@@ -231,20 +239,29 @@ class Runtime:
         agent = self.agent
         agent.budget = None
         agent.used = 0
+        store = self.store if self.store is not None and not self.store.active else None
+        if store is not None:
+            store.begin()
         try:
             value = run(*args)
+            if store is not None:
+                store.commit()
         except RecursionError:
-            self.journal.rollback(0)
+            self.undo_invocation(store)
             raise SomaError("stack_overflow", "recursion too deep (the call stack is exhausted)",
                             catchable=False) from None
         except BaseException:
-            self.journal.rollback(0)
+            self.undo_invocation(store)
             raise
         if entries:
             entries.clear()
-        if self.store is not None:
-            self.store.flush()
         return value
+
+    def undo_invocation(self, store) -> None:
+        """A failed invocation: memory as it was before it, and nothing of it in the store."""
+        self.journal.rollback(0)
+        if store is not None and store.active:
+            store.abort()
 
     def call(self, handler: str, args: list, cell: Optional[str] = None):
         """Call a handler (never a builtin of the same name) as a top-level invocation (`soma run`, the kernel)."""
@@ -592,6 +609,8 @@ class ContextBuiltins:
         old = memory.get(key, _ABSENT)
         self.rt.journal.record(lambda: memory.pop(key, None) if old is _ABSENT else memory.__setitem__(key, old))
         memory[key] = values[1]
+        if state.on_remember is not None:
+            state.on_remember(key)
         return None
 
     def b_recall(self, values, cell, node):

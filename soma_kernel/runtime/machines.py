@@ -23,6 +23,7 @@ class MachineInstances:
         self.journal = journal
         self.current: dict[object, str] = {}
         self.history: dict[object, list[str]] = {}
+        self.on_move = None  # (instance key): a bound store's watcher
 
     def status(self, instance_id) -> str:
         """The instance's state (the initial state when it never moved)."""
@@ -56,6 +57,8 @@ class MachineInstances:
 
         self.journal.record(undo)
         current[key] = target
+        if self.on_move is not None:
+            self.on_move(key)
 
     def counts(self) -> dict[str, int]:
         """How many live instances sit in each state."""

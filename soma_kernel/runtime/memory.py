@@ -129,7 +129,7 @@ class Slot:
         self.journal = journal
         self.invariants = [inv for inv in invariants if inv.applies_to(self.name)]
         self.element_check = element_check
-        self.on_change: Optional[Callable[["Slot"], None]] = None
+        self.on_change: Optional[Callable[..., None]] = None  # (slot, key, from_here=False): a store's watcher
 
     # ---------------------------------------------------------------- reads
 
@@ -174,7 +174,7 @@ class Slot:
             self.journal.record(lambda: data.__setitem__(key, old))
         data[key] = value
         if self.on_change is not None:
-            self.on_change(self)
+            self.on_change(self, key)
         return None
 
     def check_invariants(self, key, value, size: int, node=None) -> None:
@@ -197,7 +197,7 @@ class Slot:
         old = data[index]
         self.journal.record(lambda: data.__setitem__(index, old))
         data[index] = value
-        self.changed()
+        self.changed(index % len(data))
         return None
 
     def push(self, value, node=None):
@@ -210,7 +210,7 @@ class Slot:
         self.check_invariants(len(data), value, len(data) + 1, node)
         self.journal.record(data.pop)
         data.append(value)
-        self.changed()
+        self.changed(len(data) - 1)
         return None
 
     def delete(self, key, node=None):
@@ -224,15 +224,16 @@ class Slot:
             self.check_size(index, old, len(data) - 1, node)
             self.journal.record(lambda: data.insert(index, old))
             del data[index]
-        else:
-            key = normal_key(key, node)
-            if key not in data:
-                return False
-            old = data[key]
-            self.check_size(key, old, len(data) - 1, node)
-            self.journal.record(lambda: data.__setitem__(key, old))
-            del data[key]
-        self.changed()
+            self.changed(index, from_here=True)
+            return True
+        key = normal_key(key, node)
+        if key not in data:
+            return False
+        old = data[key]
+        self.check_size(key, old, len(data) - 1, node)
+        self.journal.record(lambda: data.__setitem__(key, old))
+        del data[key]
+        self.changed(key)
         return True
 
     def check_size(self, key, removed, size: int, node=None) -> None:
@@ -256,10 +257,10 @@ class Slot:
         except SomaError as err:
             raise located_at(node, err)
 
-    def changed(self) -> None:
-        """Tell an observer (persistence) that the slot changed."""
+    def changed(self, key, from_here: bool = False) -> None:
+        """Tell an observer (a bound store) which entry changed (`from_here`: every list position from `key` on)."""
         if self.on_change is not None:
-            self.on_change(self)
+            self.on_change(self, key, from_here)
 
     # ---------------------------------------------------------------- methods
 

@@ -35,7 +35,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str]) -> int:
     """Run the handler; exit 1 on a Soma error (printed as file:line:col: kind: message)."""
     from .interpreter import Runtime
-    from .persistence import default_store_path, open_store
+    from .store import default_store_path, open_store
     from .values import to_json
 
     args = parse_args(argv)
@@ -47,11 +47,11 @@ def main(argv: list[str]) -> int:
     runtime.load_program(loaded.program)
     if sys.stdin.isatty():
         runtime.agent.ask = ask_at_terminal
-    store_path = default_store_path(args.file)
-    if args.fresh and os.path.exists(store_path):
-        os.remove(store_path)
     try:
-        runtime.attach_store(open_store(store_path))
+        store = open_store(default_store_path(args.file))
+        if args.fresh:
+            store.wipe()
+        runtime.attach_store(store)
         cell, handler = choose_handler(runtime, args.handler, args.args)
         decl = runtime.cells[cell].handler(handler, len(args.args))
         params = runtime.cells[cell].params_of(decl)

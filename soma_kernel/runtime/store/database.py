@@ -1,0 +1,186 @@
+"""The SQLite side of the slot store: opening a file, transactions, reading and writing entries.
+
+`Database(path)` opens (creating, or migrating, when needed) a store file in
+WAL mode with `synchronous=FULL`, so a commit survives a killed process and
+a power cut alike. Every SQLite failure becomes a SomaError of kind `store`
+that names the file; the file itself is never rewritten or removed to get
+past an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from typing import Iterable, Optional
+
+from ...diagnostics import SomaError
+from . import schema
+
+DEFAULT_TIMEOUT = 30.0
+KEPT_GENERATIONS = 1000
+TIMEOUT_VARIABLE = "SOMA_STORE_TIMEOUT"
+
+
+def store_error(path: str, detail: str) -> SomaError:
+    """The error for a store file that cannot be used (never caught by `try`)."""
+    return SomaError("store", f"slot store {path}: {detail}", catchable=False)
+
+
+class Database:
+    """One connection to a store file; at most one transaction at a time."""
+
+    def __init__(self, path: str, timeout: Optional[float] = None):
+        self.path = path
+        self.timeout = timeout if timeout is not None else float(os.environ.get(TIMEOUT_VARIABLE, DEFAULT_TIMEOUT))
+        folder = os.path.dirname(os.path.abspath(path))
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as err:
+            raise store_error(path, f"cannot create its folder ({err.strerror})") from None
+        with self.errors():
+            self.db = sqlite3.connect(path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
+        try:
+            self._prepare()
+        except BaseException:
+            self.db.close()
+            raise
+
+    # ------------------------------------------------------------ opening
+
+    def _prepare(self) -> None:
+        """Check the file is ours (before changing anything), then switch to WAL and create or migrate."""
+        with self.errors():
+            kind = self._classify()
+            self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute("PRAGMA synchronous = FULL")
+            if kind != "current":
+                with self.transaction():
+                    kind = self._classify()  # another process may have created it meanwhile
+                    if kind == "empty":
+                        schema.create(self.db)
+                    elif kind == "v0":
+                        schema.migrate_v0(self.db)
+
+    def _classify(self) -> str:
+        """schema.classify, its refusal turned into the store error."""
+        try:
+            return schema.classify(self.db)
+        except schema.SchemaProblem as problem:
+            raise store_error(self.path, f"{problem}; the file was left untouched") from None
+
+    @contextlib.contextmanager
+    def errors(self):
+        """Turn SQLite failures inside the block into store errors naming the file."""
+        try:
+            yield
+        except sqlite3.OperationalError as err:
+            text = str(err)
+            if "locked" in text or "busy" in text:
+                raise store_error(self.path, f"locked by another process (waited {self.timeout:g} s; "
+                                             f"set {TIMEOUT_VARIABLE} to wait longer); nothing was written") from None
+            raise store_error(self.path, f"{text}; nothing was written") from None
+        except sqlite3.DatabaseError as err:
+            raise store_error(self.path, f"the file is damaged or not a SQLite database ({err}); "
+                                         "it was left as it is") from None
+
+    # ------------------------------------------------------------ transactions
+
+    @contextlib.contextmanager
+    def transaction(self, write: bool = True):
+        """BEGIN IMMEDIATE (a writer, waiting up to the timeout) or a read snapshot; COMMIT, or ROLLBACK on error."""
+        with self.errors():
+            self.db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        try:
+            yield
+        except BaseException:
+            self.rollback()
+            raise
+        self.commit()
+
+    def begin(self) -> None:
+        """Take the write lock for one invocation (waiting for other writers up to the timeout)."""
+        with self.errors():
+            self.db.execute("BEGIN IMMEDIATE")
+
+    def commit(self) -> None:
+        """Make the open transaction durable."""
+        with self.errors():
+            self.db.execute("COMMIT")
+
+    def rollback(self) -> None:
+        """Abandon the open transaction (nothing it wrote stays)."""
+        if self.db.in_transaction:
+            with self.errors():
+                self.db.execute("ROLLBACK")
+
+    # ------------------------------------------------------------ reading
+
+    def meta(self, name: str) -> int:
+        """A counter of the meta table (`generation`, `pruned_below`)."""
+        with self.errors():
+            return self.db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()[0]
+
+    def cell_entries(self, cell: str) -> list[tuple]:
+        """Every (space, key, value) of one cell, list positions in order."""
+        with self.errors():
+            return self.db.execute("SELECT space, key, value FROM entries WHERE cell = ? ORDER BY space, key",
+                                   (cell,)).fetchall()
+
+    def changed_since(self, generation: int) -> list[tuple]:
+        """(cell, space, key, value or None) of each entry committed after `generation` (None: deleted)."""
+        with self.errors():
+            return self.db.execute(
+                "SELECT c.cell, c.space, c.key, e.value FROM "
+                "(SELECT DISTINCT cell, space, key FROM changes WHERE generation > ?) AS c "
+                "LEFT JOIN entries AS e ON e.cell = c.cell AND e.space = c.space AND e.key = c.key",
+                (generation,)).fetchall()
+
+    def list_length(self, cell: str, space: str) -> int:
+        """How many positions a stored list has (its last position + 1)."""
+        with self.errors():
+            last = self.db.execute("SELECT max(key) FROM entries WHERE cell = ? AND space = ?",
+                                   (cell, space)).fetchone()[0]
+        return 0 if last is None else last + 1
+
+    def summary(self) -> list[tuple]:
+        """(cell, space, number of entries) of the whole file."""
+        with self.errors():
+            return self.db.execute("SELECT cell, space, count(*) FROM entries GROUP BY cell, space "
+                                   "ORDER BY cell, space").fetchall()
+
+    # ------------------------------------------------------------ writing
+
+    def write(self, generation: int, upserts: Iterable[tuple], deletes: Iterable[tuple]) -> None:
+        """Write one commit's entries (cell, space, key[, value]), log them under `generation`, prune the log."""
+        upserts, deletes = list(upserts), list(deletes)
+        with self.errors():
+            db = self.db
+            db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?)", upserts)
+            db.executemany("DELETE FROM entries WHERE cell = ? AND space = ? AND key = ?", deletes)
+            db.executemany("INSERT INTO changes VALUES (?, ?, ?, ?)",
+                           [(generation, *entry[:3]) for entry in upserts + deletes])
+            self._advance(generation, generation - KEPT_GENERATIONS)
+
+    def wipe(self, generation: int, cell: Optional[str] = None) -> None:
+        """Delete every entry (of one cell); every other process reloads in full at its next invocation."""
+        with self.errors():
+            if cell is None:
+                self.db.execute("DELETE FROM entries")
+            else:
+                self.db.execute("DELETE FROM entries WHERE cell = ?", (cell,))
+            self._advance(generation, generation)
+
+    def _advance(self, generation: int, pruned_below: int) -> None:
+        """Set the generation and drop log rows older than `pruned_below` (never moving it back)."""
+        db = self.db
+        db.execute("UPDATE meta SET value = ? WHERE name = 'generation'", (generation,))
+        if pruned_below > self.meta("pruned_below"):
+            db.execute("DELETE FROM changes WHERE generation <= ?", (pruned_below,))
+            db.execute("UPDATE meta SET value = ? WHERE name = 'pruned_below'", (pruned_below,))
+
+    def close(self) -> None:
+        """Close the connection (an open transaction is abandoned)."""
+        with contextlib.suppress(sqlite3.Error):
+            self.rollback()
+        self.db.close()
