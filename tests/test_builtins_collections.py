@@ -140,3 +140,30 @@ def test_lambda_group():
     assert call("reduce", [1, 2, 3], 0, lambda p: p["acc"] + p["val"]) == 6
     assert call("reduce", [], "init", lambda p: p["acc"]) == "init"
     assert kind_of("filter", [1], 5) == "type"
+
+
+def team_of(row):
+    """A key function, as a Soma lambda `r => r.team` is called."""
+    return row["team"]
+
+
+def test_key_taking_builtins_accept_a_key_function_like_a_field_name():
+    """Every pipeline builtin that reads a column reads it the same way
+    from a field name and from a key function (never one group of ())."""
+    for name in ("group_by", "distinct_by", "unique_by", "pluck", "distinct"):
+        assert call(name, ROWS, team_of) == call(name, ROWS, "team"), name
+    score = lambda row: row["score"]  # noqa: E731 - a key function value
+    for name in ("sort_by", "min_by", "max_by", "sum_by", "avg_by"):
+        assert call(name, ROWS, score) == call(name, ROWS, "score"), name
+    assert call("count_by", ROWS, team_of, "red") == call("count_by", ROWS, "team", "red") == 2
+    assert call("filter_by", ROWS, team_of, "==", "blue") == [ROWS[1]]
+    assert list(call("group_by", ROWS, team_of)) == ["red", "blue"]
+
+
+def test_a_key_that_is_neither_a_field_nor_a_function_is_a_type_error():
+    for name in ("group_by", "sort_by", "min_by", "max_by", "sum_by", "avg_by", "pluck", "distinct_by", "distinct"):
+        assert kind_of(name, ROWS, 3) == "type", name
+        assert kind_of(name, ROWS, True) == "type", name
+    assert kind_of("count_by", ROWS, 1, "red") == "type"
+    assert kind_of("agg", ROWS, team_of, "score:sum") == "type"
+    assert kind_of("inner_join", ROWS, ROWS, team_of) == "type"

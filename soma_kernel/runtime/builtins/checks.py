@@ -2,12 +2,13 @@
 
 Each `expect_*` returns the argument when it has the wanted type and
 raises SomaError kind "type" naming the builtin otherwise. `truthy` and
-`field_of` are the small shared readings of values.
+`field_of` are the small shared readings of values; `key_of` and
+`field_name` read the "which column" argument of the pipeline builtins.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from ...diagnostics import SomaError
 from ..values import Variant, type_of
@@ -81,3 +82,29 @@ def field_of(row: Any, field: Any) -> Any:
     if type(row) is Variant and row.fields is not None:
         return row.fields.get(field)
     return None
+
+
+def key_of(fn_name: str, key: Any) -> Callable[[Any], Any]:
+    """The row -> value reading a pipeline builtin's key argument asks for: a
+    field name, a list of field names (a multi-key), or a key function
+    `r => …`. Anything else is refused: it would read () from every row and
+    silently put them all in one group."""
+    if type(key) is str:
+        return lambda row: field_of(row, key)
+    if callable(key) and type(key) is not Variant:
+        return key
+    if type(key) is list and key and all(type(name) is str for name in key):
+        return lambda row: [field_of(row, name) for name in key]
+    raise SomaError("type", f"{fn_name}() expects a field name (String) or a key function (r => …), "
+                            f"got {type_of(key)}")
+
+
+def field_name(fn_name: str, key: Any) -> str:
+    """A key argument that must be a field name (it also names an output column or a
+    join key on both sides); a key function is refused with what to do instead."""
+    if type(key) is str:
+        return key
+    if callable(key) and type(key) is not Variant:
+        raise SomaError("type", f"{fn_name}() expects a field name (String), not a function — compute the "
+                                f"key into a field first: rows |> map(r => merge(r, map(\"k\", …)))")
+    raise SomaError("type", f"{fn_name}() expects a field name (String), got {type_of(key)}")

@@ -11,7 +11,7 @@ from ...diagnostics import SomaError
 from .. import ops
 from ..values import Variant, display, equals
 from . import builtin
-from .checks import expect_int, expect_list, expect_map, expect_str, field_of
+from .checks import expect_int, expect_list, expect_map, expect_str, key_of
 
 GROUP = "collection"
 
@@ -254,11 +254,12 @@ def distinct(xs, field=None):
     items = expect_list("distinct", xs)
     if field is None:
         return unique_by(items, lambda x: x)
-    return unique_by([field_of(row, field) for row in items], lambda x: x)
+    read = key_of("distinct", field)
+    return unique_by([read(row) for row in items], lambda x: x)
 
 
-@builtin(GROUP, "distinct_by(rows: List<Map>, field: String) -> List<Map>",
+@builtin(GROUP, "distinct_by(rows: List<Map>, field | r => key) -> List<Map>",
          "The first row per distinct value of `field`.", aliases=("unique_by",))
 def distinct_by(rows, field):
     """distinct_by(rows, "id") keeps the first row of each id."""
-    return unique_by(expect_list("distinct_by", rows), lambda row: field_of(row, field))
+    return unique_by(expect_list("distinct_by", rows), key_of("distinct_by", field))

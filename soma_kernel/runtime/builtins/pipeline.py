@@ -10,7 +10,7 @@ from ...diagnostics import SomaError
 from .. import ops
 from ..values import Variant, display, equals, type_of
 from . import builtin
-from .checks import expect_int, expect_list, expect_str, field_of
+from .checks import expect_int, expect_list, expect_str, field_name, field_of, key_of
 from .collections import UNHASHABLE, dedup_key, is_descending
 
 GROUP = "pipeline"
@@ -34,17 +34,18 @@ def _matches(op: Callable, left: Any, right: Any) -> bool:
         return False
 
 
-@builtin(GROUP, 'filter_by(rows: List<Map>, field, op, value) -> List<Map>',
+@builtin(GROUP, 'filter_by(rows: List<Map>, field | r => key, op, value) -> List<Map>',
          "Keep rows whose `field` compares true against `value` (op defaults to ==).", min_args=3, max_args=4)
 def filter_by(rows, field, op, value=None):
     """filter_by(rows, "age", ">", 30)."""
     items = expect_list("filter_by", rows)
+    read = key_of("filter_by", field)
     if value is None and op not in _FILTER_OPS:
         op, value = "==", op
     comparison = _FILTER_OPS.get(op)
     if comparison is None:
         raise SomaError("type", f'filter_by() op must be one of > >= < <= == !=, got "{display(op)}"')
-    return [row for row in items if _matches(comparison, field_of(row, field), value)]
+    return [row for row in items if _matches(comparison, read(row), value)]
 
 
 _KIND_RANK = {"Unit": 9, "Bool": 1, "Int": 0, "Float": 0, "String": 2, "List": 3, "Map": 4, "Variant": 5}
@@ -79,9 +80,7 @@ def sort_by(rows, key, order=None):
     """sort_by(rows, "total", "desc")."""
     items = expect_list("sort_by", rows)
     descending = is_descending("sort_by", order)
-    if callable(key) and type(key) is not Variant:
-        return sort_rows(items, key, descending)
-    return sort_rows(items, lambda row: field_of(row, key), descending)
+    return sort_rows(items, key_of("sort_by", key), descending)
 
 
 @builtin(GROUP, "top(rows: List, n: Int) -> List", "First n elements.")
@@ -117,26 +116,28 @@ def _as_number(v: Any) -> Any:
     return None
 
 
-def _field_numbers(rows: list, field: Any) -> list:
-    """The numeric values of `field` across rows (others skipped)."""
+def _field_numbers(rows: list, read: Callable[[Any], Any]) -> list:
+    """The numeric values `read` finds across rows (others skipped)."""
     numbers = []
     for row in rows:
-        number = _as_number(field_of(row, field))
+        number = _as_number(read(row))
         if number is not None:
             numbers.append(number)
     return numbers
 
 
-@builtin(GROUP, "sum_by(rows: List<Map>, field) -> Int|Float", "Sum of a field across rows (exact Int when all are Ints).")
+@builtin(GROUP, "sum_by(rows: List<Map>, field | r => key) -> Int|Float",
+         "Sum of a field across rows (exact Int when all are Ints).")
 def sum_by(rows, field):
     """sum_by(rows, "amount")."""
-    return sum(_field_numbers(expect_list("sum_by", rows), field))
+    return sum(_field_numbers(expect_list("sum_by", rows), key_of("sum_by", field)))
 
 
-@builtin(GROUP, "avg_by(rows: List<Map>, field) -> Int|Float", "Mean of a field; Int when whole, () when empty.")
+@builtin(GROUP, "avg_by(rows: List<Map>, field | r => key) -> Int|Float",
+         "Mean of a field; Int when whole, () when empty.")
 def avg_by(rows, field):
     """avg_by(rows, "score")."""
-    numbers = _field_numbers(expect_list("avg_by", rows), field)
+    numbers = _field_numbers(expect_list("avg_by", rows), key_of("avg_by", field))
     if not numbers:
         return None
     return ops.div(sum(numbers), len(numbers))
@@ -145,8 +146,9 @@ def avg_by(rows, field):
 def _extreme_row(name: str, rows: Any, field: Any, smaller: bool) -> Any:
     """The first row with the smallest (or largest) numeric `field`."""
     best_row, best_value = None, None
+    read = key_of(name, field)
     for row in expect_list(name, rows):
-        value = _as_number(field_of(row, field))
+        value = _as_number(read(row))
         if value is None:
             continue
         if best_value is None or (value < best_value if smaller else value > best_value):
@@ -154,40 +156,44 @@ def _extreme_row(name: str, rows: Any, field: Any, smaller: bool) -> Any:
     return best_row
 
 
-@builtin(GROUP, "min_by(rows: List<Map>, field) -> Map", "Row with the smallest value of `field`, or ().")
+@builtin(GROUP, "min_by(rows: List<Map>, field | r => key) -> Map", "Row with the smallest value of `field`, or ().")
 def min_by(rows, field):
     """min_by(rows, "price")."""
     return _extreme_row("min_by", rows, field, True)
 
 
-@builtin(GROUP, "max_by(rows: List<Map>, field) -> Map", "Row with the largest value of `field`, or ().")
+@builtin(GROUP, "max_by(rows: List<Map>, field | r => key) -> Map", "Row with the largest value of `field`, or ().")
 def max_by(rows, field):
     """max_by(rows, "price")."""
     return _extreme_row("max_by", rows, field, False)
 
 
-@builtin(GROUP, "pluck(rows: List<Map>, field) -> List", "One field from every row (missing fields become ()).")
+@builtin(GROUP, "pluck(rows: List<Map>, field | r => key) -> List",
+         "One field from every row (missing fields become ()).")
 def pluck(rows, field):
     """pluck(rows, "name")."""
-    return [field_of(row, field) for row in expect_list("pluck", rows)]
+    read = key_of("pluck", field)
+    return [read(row) for row in expect_list("pluck", rows)]
 
 
-@builtin(GROUP, "group_by(rows: List<Map>, field) -> Map<String, List>",
-         "Group rows into a map keyed by the field's stringified value.")
+@builtin(GROUP, "group_by(rows: List<Map>, field | r => key) -> Map<String, List>",
+         "Group rows into a map keyed by the field's (or key function's) stringified value.")
 def group_by(rows, field):
-    """group_by(rows, "team")."""
+    """group_by(rows, "team") / group_by(rows, r => r.team)."""
     groups: dict[str, list] = {}
+    read = key_of("group_by", field)
     for row in expect_list("group_by", rows):
-        groups.setdefault(display(field_of(row, field)), []).append(row)
+        groups.setdefault(display(read(row)), []).append(row)
     return groups
 
 
-@builtin(GROUP, "count_by(rows: List<Map>, field, value) -> Int",
+@builtin(GROUP, "count_by(rows: List<Map>, field | r => key, value) -> Int",
          "Number of rows whose `field` stringifies equal to `value`.")
 def count_by(rows, field, value):
     """count_by(rows, "status", "open")."""
     wanted = display(value)
-    return sum(1 for row in expect_list("count_by", rows) if display(field_of(row, field)) == wanted)
+    read = key_of("count_by", field)
+    return sum(1 for row in expect_list("count_by", rows) if display(read(row)) == wanted)
 
 
 @builtin(GROUP, "select(rows: List<Map>, fields...) -> List<Map>", "Project each row down to the named fields.",
@@ -230,6 +236,7 @@ def _parse_aggregate(spec: Any) -> tuple[str, str]:
          "Group + aggregate (sum|avg|min|max|count); every group also gets a `count`.", min_args=2, max_args=None)
 def agg(rows, group_field, *specs):
     """agg(rows, "team", "score:sum") = [{team, score_sum, count}, …]."""
+    group_field = field_name("agg", group_field)
     parsed = [_parse_aggregate(spec) for spec in specs]
     groups: dict[Any, tuple[Any, list]] = {}
     for row in expect_list("agg", rows):
@@ -237,9 +244,10 @@ def agg(rows, group_field, *specs):
         groups.setdefault(display(value), (value, []))[1].append(row)
     result = []
     for value, members in groups.values():
-        out = {display(group_field): value}
+        out = {group_field: value}
         for column, func in parsed:
-            out[f"{column}_{func}"] = _aggregate(func, _field_numbers(members, column), members)
+            numbers = _field_numbers(members, lambda row, column=column: field_of(row, column))
+            out[f"{column}_{func}"] = _aggregate(func, numbers, members)
         out["count"] = len(members)
         result.append(out)
     return result
@@ -267,6 +275,7 @@ def _joined(left_row: Any, right_row: Any) -> dict:
 def _join(name: str, left: Any, right: Any, key: Any, keep_unmatched: bool) -> list:
     """Inner or left join of two row lists on `key`."""
     right_rows = expect_list(name, right)
+    key = field_name(name, key)
     index = _index_rows(right_rows, key)
     result = []
     for row in expect_list(name, left):

@@ -1,0 +1,38 @@
+"""Session-level rules behind issue 15's "wrong answers": each test runs what a
+new user would type and asserts the answer is right (or a clear error), never
+a silent wrong value or an internal error."""
+
+from __future__ import annotations
+
+import pytest
+
+from soma_kernel.session import Session
+
+
+@pytest.fixture
+def session(tmp_path):
+    """A fresh session in a temporary directory (no soma.toml)."""
+    return Session(directory=str(tmp_path))
+
+
+def value(result):
+    """The text/plain of a cell's result."""
+    assert result.ok, result.error
+    return result.result["text/plain"]
+
+
+ROWS = 'let rows = [map("status", "open", "n", 1), map("status", "done", "n", 2), map("status", "open", "n", 3)]'
+
+
+def test_group_by_with_a_key_function_groups(session):
+    session.execute(ROWS)
+    assert value(session.execute("group_by(rows, r => r.status) |> keys()")) == '["open", "done"]'
+    assert value(session.execute('len(group_by(rows, r => r.status)["open"])')) == "2"
+    assert value(session.execute("min_by(rows, r => 0 - r.n).n")) == "3"
+
+
+def test_a_key_of_the_wrong_kind_is_a_type_error_naming_the_builtin(session):
+    session.execute(ROWS)
+    failed = session.execute("group_by(rows, 42)")
+    assert not failed.ok
+    assert "group_by() expects a field name (String) or a key function (r => …), got Int" in failed.error
