@@ -466,3 +466,29 @@ def test_many_accepted_forms_pass_check_and_verify():
 
     text = render_text(verify_program(parse(source, "forms_ok.cell"), None, "forms_ok.cell"))
     assert text.endswith("VERIFY OK\n")
+
+
+# ---------------------------------------------------------------- lambdas
+
+def test_return_inside_a_lambda_is_an_error_at_the_return():
+    message = only_error(
+        "cell L {\n"
+        "    on scaled(xs: List<Int>) {\n"
+        "        let ys = xs |> map(v => { return v * 10 })\n"
+        "        return ys\n"
+        "    }\n"
+        "}\n")
+    assert message == ("case.cell:3:35", "`return` inside a lambda")
+
+
+def test_return_in_a_nested_lambda_is_reported_once_and_plain_returns_pass():
+    report = check(
+        "cell L {\n"
+        "    on f(xs: List<List<Int>>) {\n"
+        "        let ys = xs |> map(row => row |> filter(v => { if v > 1 { return true }\n false }))\n"
+        "        for x in xs { if len(x) == 0 { return [] } }\n"
+        "        return ys |> map(v => { let w = len(v)\n w * 2 })\n"
+        "    }\n"
+        "}\n")
+    assert located(report) == [("case.cell:3:67", "`return` inside a lambda")]
+    assert report.errors[0].hint.startswith("a lambda's value is its last expression")

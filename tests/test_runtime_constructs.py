@@ -266,3 +266,39 @@ def test_remainder_of_a_non_number_is_located(rt):
     with pytest.raises(SomaError) as caught:
         rt.call("remainder", ["s"])
     assert caught.value.kind == "type" and caught.value.span.line > 0
+
+
+UNCHECKED_LAMBDA_RETURN = """
+cell L {
+    on scaled(xs: List<Int>) {
+        let ys = xs |> map(v => { return v * 10 })
+        return len(ys)
+    }
+    on stopped(xs: List<Int>) {
+        for x in xs {
+            let ys = xs |> map(v => { break })
+        }
+        return 0
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("call, word, line", [("scaled([1, 2])", "`return`", 4), ("stopped([1])", "`break`", 9)])
+def test_control_flow_leaving_a_lambda_is_refused_in_an_unchecked_handler(call, word, line):
+    """Unchecked code (the runtime alone): the handler fails with the check's words
+    instead of returning from the handler (the old answer was 10) or breaking the loop."""
+    runtime = Runtime()
+    runtime.load_program(parse(UNCHECKED_LAMBDA_RETURN, "lam.cell"))
+    with pytest.raises(SomaError) as err:
+        runtime.evaluate(parse_fragment(call, "<t>")[0].expr, {})
+    assert err.value.kind == "type" and err.value.span.line == line
+    assert err.value.detail.startswith(f"{word} inside a lambda")
+
+
+def test_return_inside_a_lambda_at_session_level_is_a_located_error():
+    runtime = Runtime()
+    statement = parse_fragment("[1, 2] |> map(v => { return v * 10 })", "<t>")[0]
+    with pytest.raises(SomaError) as err:
+        runtime.execute(statement, {})
+    assert err.value.detail.startswith("`return` inside a lambda") and err.value.span.col == 22

@@ -36,3 +36,25 @@ def test_a_key_of_the_wrong_kind_is_a_type_error_naming_the_builtin(session):
     failed = session.execute("group_by(rows, 42)")
     assert not failed.ok
     assert "group_by() expects a field name (String) or a key function (r => …), got Int" in failed.error
+
+
+LAMBDA_RETURN_CELL = """cell L {
+    on scaled(xs: List<Int>) {
+        let ys = xs |> map(v => { return v * 10 })
+        return len(ys)
+    }
+}"""
+
+
+def test_a_handler_with_return_inside_a_lambda_is_refused_by_the_check(session):
+    result = session.execute(LAMBDA_RETURN_CELL, "a")
+    assert result.error_name == "CheckError"
+    assert "cell[1]:3:35: `return` inside a lambda" in result.error
+    assert not session.execute("scaled([1, 2])", "b").ok  # not installed
+
+
+def test_return_inside_a_lambda_at_top_level_is_a_soma_error_not_an_internal_one(session):
+    result = session.execute("[1, 2] |> map(v => { return v * 10 })")
+    assert result.error_name == "SomaError"
+    assert "cell[1]:1:22: type: `return` inside a lambda" in result.error
+    assert value(session.execute("[1, 2] |> map(v => { let w = v * 10\n w })")) == "[10, 20]"

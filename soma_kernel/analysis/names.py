@@ -1,11 +1,12 @@
 """Name checks in handler bodies: undefined variables (block-scoped, with
 did-you-mean, inside interpolation and `require … else Tag "{x}"` too),
-another cell's slots, `break`/`continue` outside loops, slot methods on
-locals, whole-slot assignment and a `let` hiding a slot."""
+another cell's slots, `break`/`continue` outside loops, `return` inside a
+lambda, slot methods on locals, whole-slot assignment and a `let` hiding a slot."""
 
 from __future__ import annotations
 
 from ..syntax import ast
+from ..syntax.lambdas import LAMBDA_RETURN_FIX, LAMBDA_RETURN_MESSAGE, lambda_escape
 from .context import CellInfo, ProgramIndex, Reporter, did_you_mean
 from .walk import calls_in, iter_tree
 
@@ -22,7 +23,21 @@ def check(index: ProgramIndex, report: Reporter, project: object) -> None:
             word = "break" if isinstance(escape, ast.Break) else "continue"
             report.error(escape, f"`{word}` outside a loop", "loop_escape",
                          f"`{word}` only works inside `for` or `while`; use `return` to leave a handler")
+        _lambda_returns(report, owner)
         _slot_misuse(report, info, facts)
+
+
+def _lambda_returns(report: Reporter, owner: ast.Node) -> None:
+    """A `return` inside a lambda (once, however deep the lambdas nest): the
+    runtime refuses it with the same words (syntax.lambdas)."""
+    seen: set[int] = set()
+    for node in iter_tree(owner):
+        if not isinstance(node, ast.Lambda):
+            continue
+        escape = lambda_escape(node)
+        if isinstance(escape, ast.Return) and id(escape) not in seen:
+            seen.add(id(escape))
+            report.error(escape, LAMBDA_RETURN_MESSAGE, "lambda_return", LAMBDA_RETURN_FIX)
 
 
 def known_global(index: ProgramIndex, info: CellInfo, name: str) -> bool:

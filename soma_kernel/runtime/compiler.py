@@ -31,6 +31,7 @@ from typing import Callable, Optional
 
 from ..diagnostics import SomaError
 from ..syntax import ast
+from ..syntax.lambdas import escape_fix, escape_message, lambda_escape
 from . import ops
 from .builtins.collections import range_object
 from .values import Variant, display, map_key, type_of
@@ -828,6 +829,9 @@ class Compiler:
         return apply
 
     def e_Lambda(self, node: ast.Lambda, scope: Scope) -> Eval:
+        escape = lambda_escape(node)
+        if escape is not None:  # what `soma check` refuses, refused the same way in unchecked code
+            raise SomaError("type", f"{escape_message(escape)} — {escape_fix(escape)}", escape.span)
         inner = scope.child()
         param_index = inner.declare(node.param)
         if param_index is None:  # a lambda at session level still needs a frame slot
