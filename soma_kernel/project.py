@@ -29,7 +29,7 @@ MANIFEST_NAME = "soma.toml"
 KNOWN_SECTIONS = (
     "package", "dependencies", "peers", "bus", "agent", "models", "verify", "compute", "cluster",
 )
-AGENT_STRING_KEYS = ("mock", "key", "provider", "model", "url")
+AGENT_STRING_KEYS = ("mock", "key", "provider", "model", "url", "cassette")
 AGENT_INT_KEYS = ("retries", "rpm", "tpm")
 AGENT_KEYS = AGENT_STRING_KEYS + AGENT_INT_KEYS + ("capabilities",)
 VERIFY_LIST_KEYS = ("eventually", "never", "always")

@@ -238,6 +238,7 @@ class Session:
         self._project, self._project_loaded = project, True
         if self._runtime is not None:
             self._runtime.agent.mock_mode = self._agent_mock()
+            self._runtime.agent.project = project
 
     @property
     def runtime(self):
@@ -246,7 +247,7 @@ class Session:
             from .runtime.interpreter import Runtime
 
             self._runtime = Runtime(agent_mock=self._agent_mock(), under_test=False, note=self._note,
-                                    project_dir=self.directory)
+                                    project_dir=self.directory, project=self.project)
         return self._runtime
 
     def _agent_mock(self) -> Optional[str]:

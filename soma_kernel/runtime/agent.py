@@ -1,11 +1,13 @@
 """The agent builtins: `think()`, `approve()`, the token budget and the mocks.
 
-No real model is called: replies come, in this order, from the scripted
-queue (`mock think`), from `SOMA_LLM_MOCK` or soma.toml `[agent] mock`
-(`echo`, `fixed:TEXT`, `rules:FILE.json`), or from the automatic echo mock,
-announced once on stderr. `approve()` pops `mock approve`, then reads
-`SOMA_APPROVE`, then asks the person at the terminal (`soma run` only), and
-otherwise fails closed.
+Replies come, in this order, from the scripted queue (`mock think`), from
+`SOMA_LLM_MOCK` or soma.toml `[agent] mock` / `[models.NAME] mock` (`echo`,
+`fixed:TEXT`, `rules:FILE.json`), from a real model when one is reachable
+(a key, a local endpoint, or a cassette that replays: `runtime.llm`, imported
+on first use), or from the automatic echo mock, announced once on stderr.
+`approve()` pops `mock approve`, then reads `SOMA_APPROVE`, then asks a
+person (a terminal under `soma run`, the notebook's input box in the kernel),
+and otherwise fails closed.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from .values import display, from_json
 THINK_OPTIONS = ("max_tokens", "timeout", "timeout_ms", "max_rounds", "tools_allowed", "requires")
 AUTO_ECHO_NOTE = ("note: no LLM key configured — think() is mocked (echo: the reply is the prompt). "
                   "Script replies with `mock think \"…\"`, or set [agent] mock in soma.toml.")
-KEY_VARIABLES = ("SOMA_LLM_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 
 
 class Mocks:
@@ -68,7 +69,11 @@ class Agent:
         self.used = 0
         self.noted_echo = False
         self.trace: list = []
-        self.ask: Optional[Callable[[str], bool]] = None  # a person at a terminal (`soma run`)
+        self.ask: Optional[Callable[[str], bool]] = None  # a person: a terminal (`soma run`) or the notebook
+        self.host = None            # the Runtime (tools, journal, cell declarations)
+        self.project = None         # the soma.toml (ProjectConfig) for [agent] / [models.NAME]
+        self.tool_ceiling: Optional[int] = None  # what a running tool's set_budget may not exceed
+        self._models = None         # runtime.llm.rounds.ModelClient, made on the first real call
 
     # ------------------------------------------------------------ budget
 
@@ -76,6 +81,8 @@ class Agent:
         """Cap the tokens think() may spend and reset the count."""
         if type(tokens) is not int or tokens < 0:
             raise SomaError("type", f"set_budget() needs a non-negative Int, got {display(tokens)}")
+        if self.tool_ceiling is not None:
+            tokens = min(tokens, self.tool_ceiling)
         self.budget = tokens
         self.used = 0
         return tokens
@@ -93,8 +100,8 @@ class Agent:
 
     # ------------------------------------------------------------ think
 
-    def think(self, args: list, cell_name: Optional[str]) -> str:
-        """Answer one think() call from the mocks, charging the budget."""
+    def think(self, args: list, cell_name: Optional[str], json_mode: bool = False) -> str:
+        """Answer one think() call from the mocks or a real model, charging the budget."""
         prompt, system, options = split_think_args(args)
         max_tokens = think_max_tokens(options)
         self.check_budget(prompt, system)
@@ -106,16 +113,20 @@ class Agent:
         if scripted is not None:
             reply = capped(scripted[1], max_tokens, "the scripted reply")
         else:
-            reply = self.unscripted_reply(prompt, max_tokens, cell_name)
+            cell_options = self.cell_options(cell_name)
+            mode = os.environ.get("SOMA_LLM_MOCK") or self.toml_mock(cell_options)
+            settings = None if mode else self.reachable_model(cell_options)
+            if settings is not None:
+                return self.model_think(prompt, system, options, max_tokens, cell_name, settings, json_mode)
+            reply = self.unscripted_reply(prompt, max_tokens, cell_name, mode)
         self.charge(prompt, system, reply, max_tokens)
         self.trace.append(("Think", {"prompt": prompt, "reply": reply}))
         return reply
 
-    def unscripted_reply(self, prompt: str, max_tokens: int, cell_name: Optional[str]) -> str:
-        """The reply of the configured mock mode (echo when none is set)."""
-        mode = os.environ.get("SOMA_LLM_MOCK") or self.mock_mode
+    def unscripted_reply(self, prompt: str, max_tokens: int, cell_name: Optional[str], mode: Optional[str]) -> str:
+        """The reply of the mock mode `mode` (echo, announced once, when none is set and no model is reachable)."""
         if mode is None:
-            if not any(os.environ.get(k) for k in KEY_VARIABLES) and not self.noted_echo:
+            if not self.noted_echo:
                 self.noted_echo = True
                 self.note(AUTO_ECHO_NOTE)
             mode = "echo"
@@ -162,7 +173,7 @@ class Agent:
 
     def think_json(self, args: list, cell_name: Optional[str]):
         """think() whose reply must be a JSON object (a ```json fence or prose around it is tolerated)."""
-        reply = self.think(args, cell_name)
+        reply = self.think(args, cell_name, json_mode=True)
         start, end = reply.find("{"), reply.rfind("}")
         if start < 0 or end < start:
             raise SomaError("json", f"think_json(): the reply is not a JSON object: {reply[:80]}")
@@ -170,6 +181,85 @@ class Agent:
         if not isinstance(value, dict):
             raise SomaError("json", "think_json(): the reply is not a JSON object")
         return value
+
+    # ------------------------------------------------------------ real models
+
+    def cell_options(self, cell_name: Optional[str]) -> dict:
+        """The `[model: NAME, skill: "FILE"]` options of the calling cell ({} outside one)."""
+        decl = self.host.cell_decls.get(cell_name) if self.host is not None and cell_name else None
+        return dict(getattr(decl, "options", None) or {})
+
+    def toml_mock(self, cell_options: dict) -> Optional[str]:
+        """`[agent] mock`, or `[models.NAME] mock` for a cell bound to a named model."""
+        name = cell_options.get("model")
+        if name is None:
+            return self.mock_mode
+        models = self.project.models if self.project is not None else {}
+        return (models.get(name) or {}).get("mock")
+
+    @property
+    def models(self):
+        """The program's ModelClient (conversations, SDK clients, cassettes), made on first use."""
+        if self._models is None:
+            from .llm.rounds import ModelClient  # lazy: only programs that reach a model load the llm package
+
+            self._models = ModelClient(self.note)
+        return self._models
+
+    def reachable_model(self, cell_options: dict):
+        """The ModelSettings of the cell's model when a call can reach it (a key or a replaying cassette), else None."""
+        from .llm.config import resolve  # lazy: see `models`
+
+        project = self.project
+        folder = os.path.dirname(os.path.abspath(project.path)) if project is not None and project.path else self.project_dir
+        settings = resolve(project.agent if project else {}, project.models if project else {},
+                           cell_options.get("model"), os.environ, folder)
+        if settings.key_problem:
+            raise SomaError("llm", settings.key_problem)
+        if settings.key is None and not self.models.replays(settings):
+            return None
+        return settings
+
+    def model_think(self, prompt: str, system: Optional[str], options: dict, max_tokens: int,
+                    cell_name: Optional[str], settings, json_mode: bool) -> str:
+        """One think() answered by a real model, tool rounds included."""
+        from .llm.rounds import ThinkCall  # lazy: see `models`
+
+        decl = self.host.cell_decls.get(cell_name) if self.host is not None and cell_name else None
+        tools = list(decl.face.tools) if decl is not None and decl.face is not None else []
+        call = ThinkCall(prompt, system if system is not None else self.system_prompt(cell_name), max_tokens,
+                         settings, cell_name, tools, think_tools_allowed(options), think_int_option(options, "max_rounds", 10),
+                         think_timeout(options), json_mode)
+        return self.models.think(self, call)
+
+    def system_prompt(self, cell_name: Optional[str]) -> str:
+        """The cell's `skill:` file text (when readable), else the default system prompt."""
+        from .llm.config import DEFAULT_SYSTEM  # lazy: see `models`
+
+        skill = self.cell_options(cell_name).get("skill")
+        if skill:
+            path = skill if os.path.isabs(skill) else os.path.join(self.project_dir, skill)
+            try:
+                with open(path, encoding="utf-8") as handle:
+                    return handle.read()
+            except (OSError, UnicodeDecodeError):
+                pass
+        return DEFAULT_SYSTEM
+
+    def record_undo(self, undo: Callable[[], None]) -> None:
+        """Undo `undo` with the running statement if it fails (no-op outside a runtime)."""
+        if self.host is not None:
+            self.host.journal.record(undo)
+
+    def clear_context(self, cell_name: Optional[str]) -> None:
+        """clear_context(): forget the calling cell's conversation."""
+        if self._models is not None:
+            self._models.clear_context(cell_name)
+
+    def forget_conversations(self) -> None:
+        """Forget every cell's conversation (a full reset)."""
+        if self._models is not None:
+            self._models.conversations.clear()
 
     # ------------------------------------------------------------ approve
 
@@ -220,6 +310,32 @@ def think_max_tokens(options: dict) -> int:
     if type(value) is not int or value <= 0:
         raise SomaError("type", f"think(): max_tokens must be a positive Int, got {display(value)}")
     return value
+
+
+def think_int_option(options: dict, name: str, default: int) -> int:
+    """A positive Int option of think() (`default` when not given)."""
+    value = options.get(name, default)
+    if type(value) is not int or value <= 0:
+        raise SomaError("type", f"think(): {name} must be a positive Int, got {display(value)}")
+    return value
+
+
+def think_timeout(options: dict) -> Optional[int]:
+    """The call's `timeout` / `timeout_ms` option in ms (None when not given)."""
+    for name in ("timeout", "timeout_ms"):
+        if name in options:
+            return think_int_option(options, name, 0)
+    return None
+
+
+def think_tools_allowed(options: dict) -> Optional[list[str]]:
+    """The `tools_allowed` names (None: every tool is offered)."""
+    if "tools_allowed" not in options:
+        return None
+    value = options["tools_allowed"]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise SomaError("type", f"think(): tools_allowed must be a List of tool names, got {display(value)}")
+    return list(value)
 
 
 def capped(text: str, max_tokens: int, what: str) -> str:

@@ -108,13 +108,14 @@ class Runtime:
     """A live Soma program: definitions, state, mocks, and the ways to run code."""
 
     def __init__(self, *, agent_mock: Optional[str] = None, under_test: bool = False,
-                 note: Optional[Callable[[str], None]] = None, project_dir: str = "."):
+                 note: Optional[Callable[[str], None]] = None, project_dir: str = ".", project=None):
         self.note = note or (lambda text: print(text, file=sys.stderr, flush=True))
         if sys.getrecursionlimit() < RECURSION_LIMIT:
             sys.setrecursionlimit(RECURSION_LIMIT)
         self.under_test = under_test
         self.journal = Journal()
         self.agent = Agent(agent_mock, self.note, project_dir)
+        self.agent.host, self.agent.project = self, project
         self.mocks = self.agent.mocks
         self.machines = Transitions(self)
         self.cells: dict[str, CellState] = {}
@@ -218,6 +219,7 @@ class Runtime:
         if cell is None:
             self.mocks.clear()
             self.agent.trace.clear()
+            self.agent.forget_conversations()
             self.agent.noted_echo = self.agent.noted_echo and self.under_test
         self.refresh()
 
@@ -636,6 +638,7 @@ class ContextBuiltins:
         return None
 
     def b_clear_context(self, values, cell, node):
+        self.rt.agent.clear_context(cell.name if cell else None)
         return None
 
     def now_ms(self) -> int:

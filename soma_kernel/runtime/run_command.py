@@ -43,7 +43,8 @@ def main(argv: list[str]) -> int:
     if loaded is None:
         return 1
     agent = (loaded.project.agent if loaded.project is not None else {}) or {}
-    runtime = Runtime(agent_mock=agent.get("mock"), project_dir=os.path.dirname(os.path.abspath(args.file)))
+    runtime = Runtime(agent_mock=agent.get("mock"), project_dir=os.path.dirname(os.path.abspath(args.file)),
+                      project=loaded.project)
     runtime.load_program(loaded.program)
     if sys.stdin.isatty():
         runtime.agent.ask = ask_at_terminal

@@ -559,6 +559,7 @@ class CellDecl(Node):
     handlers: list[Handler] = field(default_factory=list)
     cost: list[CostEntry] = field(default_factory=list)
     scheduled: list[Scheduled] = field(default_factory=list)
+    options: dict[str, str] = field(default_factory=dict)  # `[model: fast, skill: "x.md"]`
 
     @property
     def machine(self) -> Optional[StateMachine]:

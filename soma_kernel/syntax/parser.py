@@ -625,6 +625,10 @@ class _CostSection(list):
     """The entries of one `cost { }` block, before they join their cell."""
 
 
+class _CellOptions(list):
+    """The `[name: value, …]` options after a cell's name, before they join their cell."""
+
+
 class _IgnoredSection:
     """`scale { }`, `runtime { }`, `interior { }`: accepted, not modelled."""
 
@@ -719,6 +723,8 @@ class _Builder:
     def b_cell(self, children, span):
         kind, name, sections = children[0], children[1], children[2:]
         cell = ast.CellDecl(name=str(name), kind=kind)
+        if sections and isinstance(sections[0], _CellOptions):
+            cell.options, sections = dict(sections[0]), sections[1:]
         for section in sections:
             self._add_section(cell, section)
         self._require_typed_params(cell.handlers)
@@ -727,6 +733,13 @@ class _Builder:
                 if signal.frame is None:
                     signal.frame = ast.Frame(span=signal.span)
         return cell
+
+    def b_cell_options(self, options, span):
+        return _CellOptions(options)
+
+    def b_cell_option(self, children, span):
+        value = children[1]
+        return str(children[0]), (_plain_string(value) if value.type == "STRING" else str(value))
 
     def _add_section(self, cell: ast.CellDecl, section) -> None:
         """File one section into its cell."""

@@ -155,7 +155,7 @@ def run_tests(program: ast.Program, project=None, origin: Optional[str] = None,
         return report
     agent = (project.agent if project is not None else {}) or {}
     rt = runtime or Runtime(agent_mock=agent.get("mock"), under_test=True, note=output.note,
-                            project_dir=getattr(project, "directory", "."))
+                            project_dir=getattr(project, "directory", "."), project=project)
     if runtime is None:
         rt.load_program(program)
     for test in tests:

@@ -1,0 +1,223 @@
+"""One think() call against a real model: the tool-round loop.
+
+Each round: check the budget (the first round's check is the agent's own),
+send the cell's conversation, charge the tokens, record a Think step, check
+the max_tokens cap. Tool calls append the assistant turn as the provider
+sent it, run each call in order (`tools`), append the results and go round
+again; a non-empty text ends the call. A cell without tools gets one round,
+one with tools `max_rounds` (1–10, default 10).
+
+`ModelClient` keeps what outlives a call: one conversation per agent cell,
+the SDK clients, the rate limiter, the open cassettes. A call that fails —
+or a statement that fails after it — leaves the conversation as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from ...diagnostics import SomaError
+from .errors import llm_error
+from ...syntax import ast
+from .cassette import Cassette
+from .config import ModelSettings
+from .providers import NEITHER_TEXT_NOR_TOOL, Provider, Reply, provider_for
+from .redact import redact
+from .schema import offered_tools
+from .tools import run_tool_call
+from .transport import RateLimiter, request_tokens, send_with_retries
+
+MAX_ROUNDS = 10
+
+
+@dataclass
+class ThinkCall:
+    """What one think() asks: the prompt, the system text, the options, the cell's tools."""
+
+    prompt: str
+    system: str
+    max_tokens: int
+    settings: ModelSettings
+    cell_name: Optional[str] = None
+    tools: list[ast.Tool] = field(default_factory=list)
+    allowed: Optional[list[str]] = None
+    max_rounds: int = MAX_ROUNDS
+    timeout_ms: Optional[int] = None
+    json_mode: bool = False
+
+
+class ModelClient:
+    """The program's link to its models (created by the agent on the first real call)."""
+
+    def __init__(self, note: Callable[[str], None]):
+        self.note = note
+        self.conversations: dict[Optional[str], list] = {}
+        self.providers: dict[ModelSettings, Provider] = {}
+        self.limiters: dict[tuple[int, int], RateLimiter] = {}
+        self.cassettes: dict[tuple[str, str], Cassette] = {}
+        self.cassette_choice = None  # None: the settings' cassette; False: none; (path, mode): %cassette
+
+    # ------------------------------------------------------------ the loop
+
+    def think(self, agent, call: ThinkCall) -> str:
+        """The model's final text for `call`, after any tool rounds."""
+        provider = self.provider(call.settings)
+        conversation = self.conversations.setdefault(call.cell_name, [])
+        mark = len(conversation)
+        agent.record_undo(lambda: conversation.__delitem__(slice(mark, None)))
+        started = time.monotonic()
+        try:
+            conversation.append(provider.user_turn(call.prompt))
+            return self._rounds(agent, call, provider, conversation, started)
+        except BaseException:
+            del conversation[mark:]
+            raise
+
+    def _rounds(self, agent, call: ThinkCall, provider: Provider, conversation: list, started: float) -> str:
+        """Run rounds until a text reply; raise when there is none within max_rounds."""
+        rounds = max(1, min(call.max_rounds, MAX_ROUNDS)) if call.tools else 1
+        tools = offered_tools(call.tools, call.allowed)
+        for iteration in range(1, rounds + 1):
+            if iteration > 1 and agent.budget is not None and agent.used >= agent.budget:
+                raise SomaError("budget", f"token budget exhausted: {agent.used}/{agent.budget}")
+            if call.timeout_ms is not None and (time.monotonic() - started) * 1000 > call.timeout_ms:
+                raise llm_error(f"think() timed out after {call.timeout_ms}ms")
+            request = {"provider": provider.wire, "model": call.settings.model, "system": call.system,
+                       "messages": json.loads(json.dumps(conversation)), "tools": tools,
+                       "max_tokens": call.max_tokens, "json": call.json_mode}
+            reply = self.exchange(request, call, provider)
+            self._charge(agent, call, reply, iteration)
+            if reply.calls:
+                if not call.tools:
+                    break
+                conversation.append(reply.turn)
+                results = [(c, self._run_tool(agent, call, c)) for c in reply.calls]
+                conversation.extend(provider.result_turns(results))
+                continue
+            if reply.text:
+                conversation.append(provider.answer_turn(reply.text))
+                return reply.text
+            raise llm_error(NEITHER_TEXT_NOR_TOOL)
+        if not call.tools:
+            raise llm_error("think(): the model answered with a tool call, but this cell declares no tools "
+                            "(face { tool … }) — the reply has no text")
+        raise llm_error(f"think() exceeded max rounds ({rounds}) of tool calls — raise "
+                        "map(\"max_rounds\", N) (≤ 10) or give the model fewer steps")
+
+    def _charge(self, agent, call: ThinkCall, reply: Reply, iteration: int) -> None:
+        """Charge one round's tokens, trace it, and refuse a reply over the max_tokens cap."""
+        reply_chars = len(reply.text or "") + sum(len(c.arguments) + len(c.name) + len(c.id) for c in reply.calls)
+        measured = math.ceil(reply_chars / 4)
+        reported = reply.output_tokens or 0
+        prompt_chars = len(call.prompt) + len(call.system) if iteration == 1 else 0
+        spent = reply.total_tokens if reply.total_tokens is not None else max(
+            math.ceil((prompt_chars + reply_chars) / 4), 1)
+        spent += max(measured - reported, 0)
+        agent.used += spent
+        agent.trace.append(("Think", {
+            "iteration": iteration, "prompt": call.prompt if iteration == 1 else "(cont)",
+            "system": call.system if iteration == 1 else "", "reply": reply.text or "",
+            "tokens": spent, "total_tokens": agent.used, "finish_reason": reply.finish_reason}))
+        largest = max(measured, reported)
+        if largest > call.max_tokens:
+            raise llm_error(f"llm: the provider returned {largest} reply tokens for max_tokens "
+                            f"{call.max_tokens} — it ignored the cap the cost bound relies on")
+
+    def _run_tool(self, agent, call: ThinkCall, tool_call) -> str:
+        """Run one tool call with its own empty conversation and a budget it may only lower."""
+        saved = self.conversations.get(call.cell_name)
+        self.conversations[call.cell_name] = []
+        agent.tool_ceiling = agent.remaining() if agent.budget is not None else None
+        try:
+            result = run_tool_call(agent.host, call.cell_name, tool_call, call.tools, call.allowed)
+        finally:
+            agent.tool_ceiling = None
+            self.conversations[call.cell_name] = saved
+        agent.trace.append(("ToolCall", {"name": tool_call.name, "args": tool_call.arguments, "result": result}))
+        return result
+
+    # ------------------------------------------------------------ one exchange
+
+    def exchange(self, request: dict, call: ThinkCall, provider: Provider) -> Reply:
+        """The reply to one request: from the cassette, else from the provider (and recorded)."""
+        cassette = self.cassette(call.settings, provider)
+        if cassette is not None:
+            recorded = cassette.lookup(request)
+            if recorded is not None:
+                return recorded
+            if not cassette.records:
+                raise cassette.miss(request)
+        if call.settings.key is None:
+            raise llm_error(f"think(): no key for {provider.shown_url} — set SOMA_LLM_KEY, or "
+                            "key = \"${ENV_VAR}\" in soma.toml")
+        settings = call.settings
+        limiter = self.limiter(settings)
+        if limiter is not None:
+            size = len(json.dumps(provider.body(request)).encode("utf-8"))
+            limiter.wait(request_tokens(size, call.max_tokens, settings.tpm))
+        timeout_ms = call.timeout_ms or settings.timeout_ms
+        data = send_with_retries(lambda left: provider.send(request, left), settings.retries, timeout_ms,
+                                 lambda text: self.note(redact(text, provider.secrets)),
+                                 on_retry=lambda failure, delay: self._after_retryable(limiter, failure, delay))
+        reply = provider.parse(data)
+        if cassette is not None:
+            cassette.record(request, reply)
+        return reply
+
+    @staticmethod
+    def _after_retryable(limiter: Optional[RateLimiter], failure, delay: float) -> None:
+        """A 429 pauses every later send of the program (when rpm/tpm are set)."""
+        if limiter is not None and failure.status == 429:
+            limiter.pause(delay)
+
+    # ------------------------------------------------------------ shared pieces
+
+    def provider(self, settings: ModelSettings) -> Provider:
+        """The provider (and its SDK client) for these settings, made once."""
+        found = self.providers.get(settings)
+        if found is None:
+            found = self.providers[settings] = provider_for(settings)
+        return found
+
+    def limiter(self, settings: ModelSettings) -> Optional[RateLimiter]:
+        """The rate limiter of settings with rpm/tpm (None when both are 0)."""
+        if not settings.rpm and not settings.tpm:
+            return None
+        key = (settings.rpm, settings.tpm)
+        if key not in self.limiters:
+            self.limiters[key] = RateLimiter(settings.rpm, settings.tpm)
+        return self.limiters[key]
+
+    def cassette_target(self, settings: ModelSettings) -> Optional[tuple[str, str]]:
+        """(path, mode) of the cassette in use: `%cassette`'s choice, else the settings'."""
+        if self.cassette_choice is False:
+            return None
+        if self.cassette_choice is not None:
+            return self.cassette_choice
+        return (settings.cassette, settings.cassette_mode) if settings.cassette else None
+
+    def cassette(self, settings: ModelSettings, provider: Provider) -> Optional[Cassette]:
+        """The open cassette for these settings, if any."""
+        target = self.cassette_target(settings)
+        if target is None:
+            return None
+        if target not in self.cassettes:
+            self.cassettes[target] = Cassette(target[0], target[1], provider.secrets)
+        return self.cassettes[target]
+
+    def replays(self, settings: ModelSettings) -> bool:
+        """True when a cassette would answer without a key (so think() needs no key)."""
+        target = self.cassette_target(settings)
+        if target is None:
+            return False
+        path, mode = target
+        return mode in ("replay", "new") or (mode == "once" and (os.path.exists(path) or target in self.cassettes))
+
+    def clear_context(self, cell_name: Optional[str]) -> None:
+        """Forget the conversation of one cell."""
+        self.conversations.pop(cell_name, None)
