@@ -88,6 +88,8 @@ def test_kernel_info_describes_soma_without_debugger(kernel):
     assert reply["language_info"]["name"] == "soma"
     assert reply["language_info"]["file_extension"] == ".cell"
     assert reply["language_info"]["pygments_lexer"] == "soma"
+    assert reply["language_info"]["codemirror_mode"] == "soma"
+    assert reply["language_info"]["mimetype"] == "text/x-soma"
     assert "debugger" not in reply["supported_features"]
 
 

@@ -31,7 +31,7 @@ LANGUAGE_INFO = {
     "mimetype": "text/x-soma",
     "file_extension": ".cell",
     "pygments_lexer": "soma",
-    "codemirror_mode": "rust",
+    "codemirror_mode": "soma",
 }
 
 

@@ -1,11 +1,19 @@
-"""JupyterLab in a real browser: the refund-agent notebook runs with the Soma kernel.
+"""JupyterLab in a real browser: the refund-agent notebook runs with the Soma kernel,
+and Soma code is highlighted by the soma-jupyterlab extension in notebook cells and .cell files.
 
-The test starts JupyterLab headless on 127.0.0.1 (a free port, a token, a
+The run test starts JupyterLab headless on 127.0.0.1 (a free port, a token, a
 temporary root holding a copy of notebooks/02_refund_agent.ipynb), drives
 Debian's Chromium through Playwright for Python (no browser download), runs
 every cell, and checks that the state-machine SVG and the verify widget render
 and that no cell shows an error. A screenshot is saved as
 test-artifacts/lab_refund_agent.png (docs/notebook.png is a copy of one).
+
+The highlighting test serves the repository's built extension
+(labextension/prebuilt, through JUPYTER_PATH) and checks, in a notebook holding the
+refund-agent seed and in the seed's .cell file opened in the file editor, that
+each probe token is drawn styled (its computed colour differs from plain text);
+a python3 notebook keeps Python highlighting. Screenshots go to
+test-artifacts/lab_highlight_notebook.png and lab_highlight_file.png.
 
 Without /usr/bin/chromium, or without the playwright package, the test is
 skipped with a message saying how to enable it.
@@ -26,6 +34,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "notebooks" / "02_refund_agent.ipynb"
+SEED = REPO / "tests" / "seeds" / "refund_agent" / "refund_agent.cell"
+PREBUILT = REPO / "labextension" / "prebuilt"
+PROBE_WORDS = ["cell", "memory", "state", "on", "invariant", "face", "signal", "initial"]
 ARTIFACTS = REPO / "test-artifacts"
 CHROMIUM = Path(os.environ.get("SOMA_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_FLAGS = [
@@ -80,7 +91,36 @@ def lab_server(tmp_path):
     root = tmp_path / "root"
     root.mkdir()
     _copy_without_outputs(NOTEBOOK, root / NOTEBOOK.name)
+    yield from _serve(tmp_path, root)
+
+
+@pytest.fixture
+def highlight_server(tmp_path):
+    """A JupyterLab server with the built extension, the seed as a notebook and as a .cell file, a python3 notebook."""
+    import nbformat
+
+    if not (PREBUILT / "package.json").exists():
+        pytest.fail(f"{PREBUILT} is missing: build it with `cd labextension && npm install && npm run build`")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / SEED.name).write_text(SEED.read_text(encoding="utf-8"), encoding="utf-8")
+    soma = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(SEED.read_text(encoding="utf-8"))])
+    soma.metadata["kernelspec"] = {"name": "soma", "display_name": "Soma", "language": "soma"}
+    nbformat.write(soma, root / "refund_agent.ipynb")
+    python = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os\n\ndef root():\n    return os.sep")])
+    python.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nbformat.write(python, root / "python_check.ipynb")
+    extensions = tmp_path / "jupyter-path" / "labextensions"
+    extensions.mkdir(parents=True)
+    (extensions / "soma-jupyterlab").symlink_to(PREBUILT, target_is_directory=True)
+    yield from _serve(tmp_path, root, jupyter_path=extensions.parent)
+
+
+def _serve(tmp_path: Path, root: Path, jupyter_path: Path | None = None):
+    """Run JupyterLab on `root` (settings and workspaces in `tmp_path`) until the test ends; yield its URL."""
     env = dict(os.environ)
+    if jupyter_path is not None:
+        env["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(jupyter_path), env.get("JUPYTER_PATH")]))
     for var, sub in (("JUPYTERLAB_SETTINGS_DIR", "settings"), ("JUPYTERLAB_WORKSPACES_DIR", "workspaces"),
                      ("JUPYTER_RUNTIME_DIR", "runtime")):
         env[var] = str(tmp_path / sub)
@@ -182,3 +222,95 @@ def _copy_without_outputs(source: Path, target: Path) -> None:
             cell.outputs, cell.execution_count = [], None
     notebook.metadata.pop("widgets", None)
     nbformat.write(notebook, target)
+
+
+PROBE_JS = """([scope, words]) => {
+    const root = document.querySelector(scope);
+    const line = root && root.querySelector('.cm-line');
+    if (!line) { return null; }
+    const plain = getComputedStyle(line).color;
+    const spans = [...root.querySelectorAll('.cm-line span')];
+    const styled = text => spans.some(s => text(s.textContent) && getComputedStyle(s).color !== plain);
+    const found = {};
+    for (const word of words) { found[word] = styled(t => t === word); }
+    found['// comment'] = styled(t => t.startsWith('//'));
+    found['"string"'] = styled(t => t.length > 1 && t.startsWith('"'));
+    return found;
+}"""
+
+
+def _styled_tokens(page, scope: str, words: list[str]) -> dict[str, bool]:
+    """Which probe tokens (`words`, a comment, a string) the editor under `scope` draws in a colour other than
+    plain text's; waits (bounded) until every word is."""
+    try:
+        page.wait_for_function(f"args => {{ const f = ({PROBE_JS})(args); return f && args[1].every(w => f[w]); }}",
+                               arg=[scope, words], timeout=KERNEL_IDLE_MS)
+    except Exception:  # the assertion below names what is missing
+        pass
+    return page.evaluate(PROBE_JS, [scope, words]) or {}
+
+
+def _open(page, url: str, workspace: str, path: str) -> None:
+    """Open `path` in a fresh workspace of the Lab at `url`."""
+    page.goto(f"{url}/lab/workspaces/{workspace}/tree/{path}?reset&token={TOKEN}")
+
+
+def test_soma_is_highlighted_in_notebook_cells_and_cell_files(highlight_server):
+    """Every probe token is drawn styled in a Soma notebook cell and in the .cell file; python3 keeps Python."""
+    sync_api = _require_browser()
+    ARTIFACTS.mkdir(exist_ok=True)
+    shots = {"notebook": ARTIFACTS / "lab_highlight_notebook.png", "file": ARTIFACTS / "lab_highlight_file.png"}
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1200})
+            page.set_default_timeout(30_000)
+            _open(page, highlight_server, "soma-notebook", "refund_agent.ipynb")
+            page.get_by_text("Soma | Idle").wait_for(timeout=KERNEL_IDLE_MS)
+            in_notebook = _styled_tokens(page, ".jp-Notebook .jp-Cell .cm-content", PROBE_WORDS)
+            page.screenshot(path=str(shots["notebook"]))
+            _open(page, highlight_server, "soma-file", SEED.name)
+            in_file = _styled_tokens(page, ".jp-FileEditor .cm-content", PROBE_WORDS)
+            listed = page.locator(".jp-DirListing-item", has_text=SEED.name).locator(".jp-DirListing-itemIcon")
+            file_icon = listed.first.inner_html()
+            page.screenshot(path=str(shots["file"]))
+            editing = _edit_after_a_brace(page)
+            _open(page, highlight_server, "python-notebook", "python_check.ipynb")
+            page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=KERNEL_IDLE_MS)
+            in_python = _styled_tokens(page, ".jp-Notebook .jp-Cell .cm-content", ["import", "def", "return"])
+        finally:
+            browser.close()
+    expected = {word: True for word in PROBE_WORDS} | {"// comment": True, '"string"': True}
+    assert in_notebook == expected, f"notebook cell: not styled: {[k for k, v in in_notebook.items() if not v]}"
+    assert in_file == expected, f".cell file: not styled: {[k for k, v in in_file.items() if not v]}"
+    assert "#26a69a" in file_icon, f"the file browser does not show the Soma logo for {SEED.name}: {file_icon[:200]}"
+    assert {k: in_python.get(k) for k in ("import", "def", "return")} == {"import": True, "def": True, "return": True}
+    assert all(path.stat().st_size > 10_000 for path in shots.values())
+    assert editing == {"matched": True, "indented": "    x", "commented": "    // x"}, editing
+
+
+def _edit_after_a_brace(page) -> dict:
+    """In the .cell editor: the `{` ending `cell type Decision {` matches its `}`; Enter indents; Ctrl-/ comments."""
+    lines = SEED.read_text(encoding="utf-8").splitlines()
+    row = next(i for i, line in enumerate(lines) if line.startswith("cell type ") and line.endswith("{"))
+    page.locator(".jp-FileEditor .cm-content").click()
+    page.keyboard.press("Control+Home")
+    for _ in range(row):
+        page.keyboard.press("ArrowDown")
+    page.keyboard.press("End")
+    page.wait_for_timeout(200)
+    matched = page.locator(".jp-FileEditor .cm-matchingBracket").count() >= 2
+    page.keyboard.press("Enter")
+    page.keyboard.type("x")
+    indented = page.evaluate(CURSOR_LINE_JS)
+    page.keyboard.press("Control+/")
+    page.wait_for_timeout(200)
+    return {"matched": matched, "indented": indented, "commented": page.evaluate(CURSOR_LINE_JS)}
+
+
+CURSOR_LINE_JS = """() => {
+    const node = getSelection().anchorNode;
+    const element = node && (node.nodeType === 1 ? node : node.parentElement);
+    const line = element && element.closest('.cm-line');
+    return line ? line.textContent : null;
+}"""
