@@ -492,3 +492,19 @@ def test_return_in_a_nested_lambda_is_reported_once_and_plain_returns_pass():
         "}\n")
     assert located(report) == [("case.cell:3:67", "`return` inside a lambda")]
     assert report.errors[0].hint.startswith("a lambda's value is its last expression")
+
+
+def test_len_of_a_slot_in_an_invariant_warns_that_it_is_the_written_value():
+    report = check(
+        "cell Box {\n"
+        "    memory {\n"
+        "        items: Map<String, String>\n"
+        "        invariant len(items) < 3 && items.size <= 5\n"
+        "    }\n"
+        "    on put(k: String, v: String) { items.set(k, v)\n return 1 }\n"
+        "}\n")
+    assert not report.errors
+    assert located(report, "warning") == [
+        ("case.cell:4:19", "`len(items)` in an invariant is the length of the value being written to items, "
+                           "not the number of entries")]
+    assert report.warnings[0].hint == "for the entry count after the write, write `items.size`"

@@ -58,3 +58,28 @@ def test_return_inside_a_lambda_at_top_level_is_a_soma_error_not_an_internal_one
     assert result.error_name == "SomaError"
     assert "cell[1]:1:22: type: `return` inside a lambda" in result.error
     assert value(session.execute("[1, 2] |> map(v => { let w = v * 10\n w })")) == "[10, 20]"
+
+
+BOX = """cell Box {
+    memory {
+        items: Map<String, String>
+        invariant len(items) < 3
+    }
+    on put(k: String, v: String) {
+        require len(items) < 3 else Full
+        items.set(k, v)
+        return len(items)
+    }
+}"""
+
+
+def test_verify_does_not_prove_what_the_runtime_refuses(session):
+    assert session.execute(BOX, "a").ok
+    verified = session.execute("%verify", "b").displays[0]["text/plain"]
+    assert "writer 'put' proven" not in verified
+    assert ("⚠ invariant len(items) < 3 — runtime-checked (computed values): put → items because `len(items)` "
+            "is the length of the value written, known at run time (the slot's entry count is `items.size`)"
+            ) in verified
+    assert value(session.execute('put("a", "hi")')) == "1"
+    refused = session.execute('put("b", "hello")')
+    assert not refused.ok and "violates invariant len(items) < 3" in refused.error

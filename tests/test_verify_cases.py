@@ -26,14 +26,14 @@ def expected(case, suffix=""):
         return handle.read()
 
 
-@pytest.mark.parametrize("case,code", [("loops", 1), ("desk", 1), ("vault", 0)])
+@pytest.mark.parametrize("case,code", [("loops", 1), ("desk", 1), ("vault", 0), ("counts", 1)])
 def test_whole_output(case, code):
     run = verify(os.path.join(CASES, case))
     assert run.stdout == expected(case)
     assert run.returncode == code
 
 
-@pytest.mark.parametrize("case", ["loops", "desk", "vault"])
+@pytest.mark.parametrize("case", ["loops", "desk", "vault", "counts"])
 def test_strict_output(case):
     run = verify(os.path.join(CASES, case), "--strict")
     assert run.stdout == expected(case, "_strict")

@@ -1,9 +1,12 @@
 """Invariant checks: an invariant may read the slots of its memory section,
-`value`, `key`, `size` and `status` (with a machine), and call pure builtins."""
+`value`, `key`, `size` and `status` (with a machine), and call pure builtins;
+`len(slot)` (the written value's length, syntax.invariant_terms) is warned
+about, as it is easily read as the entry count."""
 
 from __future__ import annotations
 
 from ..syntax import ast
+from ..syntax.invariant_terms import written_length_subject
 from .context import CellInfo, ProgramIndex, Reporter, did_you_mean
 from .walk import iter_tree
 
@@ -27,6 +30,11 @@ def _check_invariant(index: ProgramIndex, report: Reporter, info: CellInfo, inva
     for node in iter_tree(invariant.expr):
         if isinstance(node, ast.Name):
             _check_name(report, info, node, known)
+        elif written_length_subject(node, info.slots) is not None:
+            slot = written_length_subject(node, info.slots)
+            report.warning(node, f"`len({slot})` in an invariant is the length of the value being written to "
+                           f"{slot}, not the number of entries", "invariant",
+                           f"for the entry count after the write, write `{slot}.size`")
         elif isinstance(node, ast.Call) and (node.cell is not None or not index.is_pure_builtin(node.func)):
             report.error(node, f"invariant calls {node.func}(): an invariant may call pure builtins only "
                          "(no handlers, no effects)", "invariant",

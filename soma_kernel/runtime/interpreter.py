@@ -23,6 +23,7 @@ from typing import Callable, Iterable, Optional
 from ..analysis.model import build_model
 from ..diagnostics import SomaError
 from ..syntax import ast
+from ..syntax.invariant_terms import reads_size
 from .agent import Agent
 from .builtins import BUILTINS, argument_error, call_builtin
 from .codegen import HandlerSource
@@ -83,7 +84,8 @@ class CellState:
         for inv in self.decl.memory.invariants:
             mentioned = {n.id for n in walk_names(inv.expr)} & set(self.slot_decls)
             evaluate = self.rt.invariant_evaluator(self, inv.expr)
-            result.append(CompiledInvariant(inv, render_expr(inv.expr), mentioned, evaluate))
+            result.append(CompiledInvariant(inv, render_expr(inv.expr), mentioned, evaluate,
+                                            reads_size(inv.expr, self.slot_decls)))
         return result
 
     def handler(self, name: str, nargs: int) -> Optional[ast.Handler]:

@@ -6,8 +6,9 @@ the `Journal`. A top-level invocation that raises rolls the journal back to
 empty; a failing `try { }` rolls back to the savepoint taken when it began.
 
 Invariants are checked BEFORE a write: the candidate value is bound to the
-slot's name (and `value`, `key`, `size`), the invariant evaluated, and the
-write refused with kind `invariant` when it does not hold.
+slot's name (and `value`, `key`, `size` = the entry count after the write),
+the invariant evaluated, and the write refused with kind `invariant` when it
+does not hold. That reading is the prover's too (syntax.invariant_terms).
 """
 
 from __future__ import annotations
@@ -55,11 +56,12 @@ class CompiledInvariant:
     """
 
     def __init__(self, node: ast.Invariant, text: str, guarded: set[str],
-                 evaluate: Callable[..., object]):
+                 evaluate: Callable[..., object], reads_size: bool = False):
         self.node = node
         self.text = text
         self.guarded = guarded
         self.evaluate = evaluate
+        self.reads_size = reads_size  # re-checked on deletes (syntax.invariant_terms)
 
     def applies_to(self, slot_name: str) -> bool:
         """True when writes to `slot_name` must satisfy this invariant."""
@@ -240,7 +242,7 @@ class Slot:
         """Re-check invariants that read `size` when a delete shrinks the slot:
         they see the removed entry (its key and value) and the size after the delete."""
         for invariant in self.invariants:
-            if "size" in invariant.text:
+            if invariant.reads_size:
                 try:
                     invariant.check_one(self, key, removed, size, deleting=True)
                 except SomaError as err:

@@ -5,9 +5,15 @@ For every `invariant` of a cell's memory, every write to a slot it guards
 is checked by interval arithmetic:
 - an invariant guards the slots it names, or every slot of its memory when
   it names none (then it speaks of `value`);
+- names mean what the runtime gives them (syntax.invariant_terms): a slot's
+  name and `value` are the value written, `size`/`S.size`/`S.len` the entry
+  count after the write, `len(S)` the written value's length;
 - an interval conjunct is `S op literal` (or `literal op S`) with S a
-  guarded slot or `value`; `size`/`S.size` bounds and any other conjunct
-  (two slots, fields, `status`) stay runtime-checked;
+  guarded slot or `value`; a size conjunct `size op literal` is proven for a
+  handler's one adding write (not in a loop or lambda, no called handler
+  adding too) after a `require len(S) < K` whose K accounts for the write;
+  a length conjunct `len(S) op literal` is decided for literal values; any
+  other conjunct (two slots, fields, `status`) stays runtime-checked;
 - the written value's interval comes from literals, `+ - *`, exact `/` by a
   constant, `clamp/min/max/abs`, `if`/`match` arms (join), `??` (join),
   reads of a slot with an interval invariant (the induction hypothesis: that
@@ -29,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ...syntax import ast
+from ...syntax.invariant_terms import is_size_term, written_length_subject
 from ..context import CellInfo, ProgramIndex
 from ..walk import iter_tree
 from .guards import conjuncts
@@ -118,7 +125,8 @@ class Conjunct:
 
 @dataclass
 class Write:
-    """A write site: the body, the slot, the written expression (None for delete)."""
+    """A write site: the body, the slot, the written expression (None for delete);
+    `node` is the writing call or assignment, `repeated` true inside a loop or lambda."""
 
     handler: str
     slot: str
@@ -127,6 +135,8 @@ class Write:
     in_try: bool
     body: ast.Node
     field_write: bool = False
+    node: Optional[ast.Node] = None
+    repeated: bool = False
 
 
 def invariant_groups(index: ProgramIndex) -> list[CheckGroup]:
@@ -200,6 +210,12 @@ class Prover:
         return result
 
     def _classify(self, part: ast.Expr, subjects: set) -> Conjunct:
+        if isinstance(part, ast.Binary) and part.op == "==":
+            for side, other in ((part.left, part.right), (part.right, part.left)):
+                number = _number(other)
+                if written_length_subject(side, subjects) is not None and number is not None:
+                    return Conjunct(part, "length", Interval(number, number), "==", self.render(other),
+                                    side is part.left)
         if isinstance(part, ast.Binary) and part.op in COMPARE:
             for side, other, op, on_left in ((part.left, part.right, part.op, True),
                                              (part.right, part.left, FLIP.get(part.op, ""), False)):
@@ -207,8 +223,11 @@ class Prover:
                 if isinstance(side, ast.Name) and side.id in subjects and number is not None:
                     bound = _bound_interval(op, number)
                     return Conjunct(part, "interval", bound, part.op, self.render(other), on_left)
-                if _is_size(side) and number is not None:
+                if is_size_term(side, self.slots) and number is not None:
                     return Conjunct(part, "size", _bound_interval(op, number), part.op, self.render(other), on_left)
+                if written_length_subject(side, subjects) is not None and number is not None:
+                    return Conjunct(part, "length", _bound_interval(op, number), part.op, self.render(other),
+                                    on_left)
         return Conjunct(part, "runtime")
 
     def _slot_bounds(self) -> dict[str, Interval]:
@@ -233,9 +252,14 @@ class Prover:
                 return isinstance(n.receiver, ast.Name) and n.receiver.id in self.slots and n.method in WRITE_METHODS
             return isinstance(n, ast.Assign) and _assigned_slot(n, self.slots) is not None
 
+        in_lambda = {id(n) for lam in iter_tree(node.body) if isinstance(lam, ast.Lambda) for n in iter_tree(lam)}
         writes = []
         for site in find_sites(node.body, is_write):
-            writes.append(self._write_of(name, site, node))
+            write = self._write_of(name, site, node)
+            write.node = site.call
+            write.repeated = id(site.call) in in_lambda or any(
+                step == "(in for loop)" or step.startswith("while ") for step in site.path)
+            writes.append(write)
         return writes
 
     def _write_of(self, name: str, site, node: ast.Node) -> Write:
@@ -258,17 +282,22 @@ class Prover:
 
     # ------------------------------------------------------------ lines
 
+    def judgements(self, inv: ast.Invariant) -> list[tuple[Write, object]]:
+        """Every write to a slot `inv` guards, with the verdict on it: a CheckLine
+        (PASS: this write can never break `inv`; FAIL: it always does) or
+        (tag, reasons) for a write left to the runtime."""
+        guarded = self.guarded_slots(inv)
+        shape = self.shape(inv, guarded)
+        return [(write, self._judge(write, shape)) for write in self.writes if write.slot in guarded]
+
     def lines_for(self, inv: ast.Invariant) -> list[CheckLine]:
         """The check lines of one invariant."""
         text = self.render(inv.expr)
-        guarded = self.guarded_slots(inv)
-        shape = self.shape(inv, guarded)
-        writes = [w for w in self.writes if w.slot in guarded]
-        if not writes:
+        judged = self.judgements(inv)
+        if not judged:
             return [CheckLine(PASS, f"invariant {text} — no handler writes to guarded slots", kind="invariant")]
         lines, open_tags, reasons = [], [], set()
-        for write in writes:
-            outcome = self._judge(write, shape)
+        for write, outcome in judged:
             if isinstance(outcome, CheckLine):
                 outcome.text = f"invariant {text} — {outcome.text}"
                 if all(outcome.text != line.text for line in lines):
@@ -287,8 +316,7 @@ class Prover:
     def _judge(self, write: Write, shape: list[Conjunct]):
         """A CheckLine for a decided write, or (tag, reasons) for an open one."""
         if write.value is None:
-            return CheckLine(PASS, f"writer '{write.handler}' only deletes from '{write.slot}' (a value invariant "
-                                   "cannot break on a delete)", kind="invariant")
+            return self._judge_delete(write, shape)
         expr_text = self.render(write.value)
         if write.field_write:
             return f"{write.handler} → {write.slot}", {"a field write is checked at run time"}
@@ -297,7 +325,10 @@ class Prover:
         for part in shape:
             if part.kind == "interval":
                 wanted = wanted.meet(part.interval)
-        if value.interval.disjoint(wanted) and value.interval != UNBOUNDED:
+        length = _literal_length(write.value)
+        too_long = length is not None and any(
+            p.kind == "length" and Interval(length, length).disjoint(p.interval) for p in shape)
+        if (value.interval.disjoint(wanted) and value.interval != UNBOUNDED) or too_long:
             if write.in_try:
                 return CheckLine(PASS, f"writer '{write.handler}' can never commit {expr_text} to '{write.slot}': "
                                        "the write is always rejected (and the handler catches it)", kind="invariant")
@@ -311,8 +342,15 @@ class Prover:
             elif part.kind == "size":
                 if not self._size_proven(write, part):
                     open_parts.append(part)
-                    reasons.add(f"the slot may grow past {part.literal} — put `require len({write.slot}) < "
-                                f"{part.literal}` before the handler's one write that adds to it (not in a loop)")
+                    reasons.add(f"the slot may grow past {_size_limit(part)} entries — put `require "
+                                f"len({write.slot}) < {_size_limit(part)}` before the handler's one write that "
+                                "adds to it (not in a loop)")
+            elif part.kind == "length":
+                if length is None or not Interval(length, length).within(part.interval):
+                    open_parts.append(part)
+                    reasons.add(f"`{self.render(part.expr.left if part.slot_on_left else part.expr.right)}` is "
+                                f"the length of the value written, known at run time (the slot's entry count is "
+                                f"`{write.slot}.size`)")
             else:
                 open_parts.append(part)
                 reasons.add(f"`{self.render(part.expr)}` is checked at run time (it reads more than the written "
@@ -341,10 +379,55 @@ class Prover:
                         f"`require {narrowing} else …`")
         return reasons
 
+    def _judge_delete(self, write: Write, shape: list[Conjunct]):
+        """A delete: value conjuncts held when the entry was written; a size
+        lower bound above 0 can break (the count drops by one)."""
+        shrinking = [p for p in shape if p.kind == "size" and p.interval.lo is not None and p.interval.lo > 0]
+        if not shrinking:
+            what = "a value invariant" if not any(p.kind == "size" for p in shape) else "it"
+            return CheckLine(PASS, f"writer '{write.handler}' only deletes from '{write.slot}' ({what} "
+                                   "cannot break on a delete)", kind="invariant")
+        tag = f"{write.handler} → {write.slot} [{' && '.join(self.render(p.expr) for p in shrinking)}]"
+        return tag, {f"a delete from '{write.slot}' lowers its entry count"}
+
     def _size_proven(self, write: Write, part: Conjunct) -> bool:
-        wanted = {f"len({write.slot}) < {part.literal}", f"{write.slot}.size < {part.literal}",
-                  f"{write.slot}.len < {part.literal}"}
-        return any(self.render(fact) in wanted for fact in write.facts)
+        """`size op K` after this write: it adds at most one entry (the handler's one
+        adding write, outside loops and lambdas, no called handler adding to the slot),
+        so it holds when a fact before it bounds the count by one less."""
+        lo, hi = part.interval.lo, part.interval.hi
+        if lo is not None and lo > 1:
+            return False
+        if hi is None:
+            return True
+        if not self._only_adding_write(write):
+            return False
+        before = [bound for bound in (_count_bound(fact, write.slot, self.render) for fact in write.facts)
+                  if bound is not None]
+        return bool(before) and min(before) + 1 <= hi
+
+    def _only_adding_write(self, write: Write) -> bool:
+        """True when `write` is the one write adding to its slot that its body can run."""
+        adding = [w for w in self.writes if w.handler == write.handler and w.slot == write.slot
+                  and w.value is not None]
+        if len({id(w.node) for w in adding}) != 1 or write.repeated:
+            return False
+        return not any(w.slot == write.slot and w.value is not None
+                       for callee in self._callees(write.body) for w in self.writes if w.handler == callee)
+
+    def _callees(self, body: ast.Node) -> set[str]:
+        """The handlers of this cell `body` may run (called or emitted to), transitively."""
+        own = {h.name: h for h in self.info.handlers}
+        found: set[str] = set()
+        pending = [body]
+        while pending:
+            node = pending.pop()
+            for item in iter_tree(node):
+                name = item.func if isinstance(item, ast.Call) and item.cell in (None, self.info.name) else \
+                    item.name if isinstance(item, ast.Emit) else None
+                if name in own and name not in found and own[name] is not body:
+                    found.add(name)
+                    pending.append(own[name])
+        return found
 
     # ------------------------------------------------------------ evaluation
 
@@ -524,13 +607,31 @@ def _read_slot(expr, slots: set) -> Optional[str]:
     return None
 
 
-def _is_size(expr: ast.Expr) -> bool:
-    """`size`, `slot.size`, `slot.len` or `len(slot)`."""
-    if isinstance(expr, ast.Name) and expr.id == "size":
-        return True
-    if isinstance(expr, ast.Field) and expr.name in ("size", "len"):
-        return True
-    return isinstance(expr, ast.Call) and expr.func == "len"
+def _size_limit(part: Conjunct) -> str:
+    """K such that `require len(S) < K` before one add keeps `size op literal` true."""
+    hi = part.interval.hi
+    return _bound_text(hi, "∞") if hi is not None else part.literal
+
+
+def _count_bound(fact: ast.Expr, slot: str, render) -> Optional[float]:
+    """The largest entry count of `slot` a fact allows (`len(S) < 3` → 2), or None."""
+    if not isinstance(fact, ast.Binary) or fact.op not in COMPARE:
+        return None
+    counts = {f"len({slot})", f"{slot}.size", f"{slot}.len", f"size({slot})"}
+    for side, other, op in ((fact.left, fact.right, fact.op), (fact.right, fact.left, FLIP[fact.op])):
+        number = _number(other)
+        if number is not None and render(side) in counts and op in ("<", "<="):
+            return _bound_interval(op, number).hi
+    return None
+
+
+def _literal_length(expr: Optional[ast.Expr]) -> Optional[int]:
+    """The length of a written String or List literal (what `len(S)` reads), else None."""
+    if isinstance(expr, ast.Literal) and isinstance(expr.value, str):
+        return len(expr.value)
+    if isinstance(expr, ast.ListLit):
+        return len(expr.items)
+    return None
 
 
 def _replace_subject(part: Conjunct, expr_text: str) -> str:
