@@ -220,6 +220,7 @@ class Session:
         self._project = None
         self._runtime = None
         self._parsed: Optional[tuple[str, ast.Program]] = None
+        self.ask_person: Optional[Callable[[str], bool]] = None  # approve()'s person (the kernel sets it)
 
     # ------------------------------------------------------------ state
 
@@ -248,6 +249,7 @@ class Session:
 
             self._runtime = Runtime(agent_mock=self._agent_mock(), under_test=False, note=self._note,
                                     project_dir=self.directory, project=self.project)
+            self._runtime.agent.ask = self.ask_person
         return self._runtime
 
     def _agent_mock(self) -> Optional[str]:
@@ -284,6 +286,8 @@ class Session:
         if store_history:
             self.history.append((count, code))
         run = CellRun(code, origin, cell_key, display)
+        if self._runtime is not None:
+            self._runtime.agent.ask = self.ask_person
         with run.capturing():
             self._guarded(run, lambda: self._run_cell(run))
         return run.result

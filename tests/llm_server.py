@@ -28,11 +28,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class LoopbackModel:
     """A scripted model server on 127.0.0.1 (use as a context manager)."""
 
-    def __init__(self):
+    def __init__(self, port: int = 0):
         self.script: deque = deque()
         self.requests: list[dict] = []
         self.stopping = threading.Event()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.calls = 0

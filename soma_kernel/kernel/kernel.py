@@ -100,6 +100,8 @@ class SomaKernel(Kernel):
     async def do_execute(self, code, silent, store_history=True, user_expressions=None,
                          allow_stdin=False, *, cell_meta=None, cell_id=None):
         """Run a cell in the session; send its outputs, result or error."""
+        self._allow_stdin = allow_stdin  # raw_input() (approve's question) needs it; ipykernel's own shell sets it likewise
+        self.session_state.ask_person = self._ask_person if allow_stdin else None
         try:
             result = self.session_state.execute(
                 code, cell_key=cell_id, count=self.execution_count,
@@ -115,6 +117,11 @@ class SomaKernel(Kernel):
                                {"execution_count": self.execution_count, "data": result.result, "metadata": {}})
         return {"status": "ok", "execution_count": self.execution_count, "payload": result.payloads,
                 "user_expressions": {}}
+
+    def _ask_person(self, action: str) -> bool:
+        """approve() in a notebook: Jupyter's input request `approve? <action> [y/N]`; y or yes approves."""
+        reply = self.raw_input(f"approve? {action} [y/N] ")
+        return reply.strip().lower() in ("y", "yes")
 
     def _error_reply(self, name: str, value: str, traceback: list[str], silent: bool) -> dict:
         """Publish an `error` message (unless silent) and build the error reply."""

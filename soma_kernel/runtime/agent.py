@@ -211,7 +211,8 @@ class Agent:
         from .llm.config import resolve  # lazy: see `models`
 
         project = self.project
-        folder = os.path.dirname(os.path.abspath(project.path)) if project is not None and project.path else self.project_dir
+        on_disk = project is not None and os.path.isfile(project.path)
+        folder = os.path.dirname(os.path.abspath(project.path)) if on_disk else self.project_dir
         settings = resolve(project.agent if project else {}, project.models if project else {},
                            cell_options.get("model"), os.environ, folder)
         if settings.key_problem:
@@ -276,14 +277,14 @@ class Agent:
             if answer:
                 self.note(f"[agent] approval requested: {text} — approved by SOMA_APPROVE=always")
             return answer
+        shown = text.encode("unicode_escape").decode("ascii") if any(ord(c) < 32 for c in text) else text
         if self.ask is not None and not under_test:
-            answer = self.ask(text)
+            answer = self.ask(shown)
             self.trace.append(("Approval", {"action": text, "approved": answer}))
             return answer
         how = ("script it in the test: `mock approve true` / `mock approve false` before the call"
                if under_test else "script it with `mock approve true` / `mock approve false`, "
                "or set SOMA_APPROVE=always|never")
-        shown = text.encode("unicode_escape").decode("ascii") if any(ord(c) < 32 for c in text) else text
         raise SomaError("approval_required", f"approve(\"{shown}\") has no one to answer it — {how}")
 
 

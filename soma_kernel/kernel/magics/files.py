@@ -1,4 +1,4 @@
-"""Files and settings: %load FILE.cell, %save FILE.cell and the %%toml cell magic."""
+"""Files and settings: %load FILE.cell, %save FILE.cell, %cassette FILE and the %%toml cell magic."""
 
 from __future__ import annotations
 
@@ -67,11 +67,59 @@ def toml_magic(session, run, args: str, body) -> None:
     run.out("soma.toml replaced: " + _summary(project))
 
 
+CASSETTE_USAGE = "%cassette FILE [--mode once|replay|record|new] | %cassette off"
+
+
+def cassette_magic(session, run, args: str, body) -> None:
+    """%cassette FILE [--mode M]: record / replay this session's model exchanges; %cassette off: neither."""
+    words = split_args(args, CASSETTE_USAGE)
+    models = session.runtime.agent.models
+    if words == ["off"]:
+        models.cassette_choice = False
+        run.out("cassette off: think() calls go to the provider and nothing is recorded")
+        return
+    if len(words) not in (1, 3) or (len(words) == 3 and words[1] != "--mode"):
+        raise MagicError(f"usage: {CASSETTE_USAGE}")
+    from ...diagnostics import SomaError
+    from ...runtime.llm.config import cassette_mode
+
+    try:
+        mode = cassette_mode(words[2] if len(words) == 3 else os.environ.get("SOMA_LLM_CASSETTE_MODE"))
+    except SomaError as err:
+        raise MagicError(err.detail) from None
+    path = os.path.join(session.directory, os.path.expanduser(words[0]))
+    models.cassettes.pop((path, mode), None)
+    models.cassette_choice = (path, mode)
+    run.out(f"cassette {words[0]} (mode {mode}): {_cassette_plan(path, mode)}")
+
+
+def _cassette_plan(path: str, mode: str) -> str:
+    """What a cassette in `mode` will do with the file at `path`, in words."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            recorded = sum(1 for line in handle if line.strip())
+    except OSError:
+        recorded = None
+    held = f"{recorded or 0} recorded exchange{'' if recorded == 1 else 's'}"
+    if mode == "record":
+        return "calls the provider and appends every exchange"
+    if mode == "new":
+        return f"replays its {held}, records the others"
+    if mode == "once" and recorded is None:
+        return "records every exchange (the file does not exist yet)"
+    return f"replays its {held} and calls no provider; a request it does not hold is an error"
+
+
 def _summary(project) -> str:
     """One line naming what the soma.toml sets."""
     parts = []
     if project.agent.get("mock"):
         parts.append(f"[agent] mock = {project.agent['mock']!r}")
+    elif project.agent.get("provider") or project.agent.get("url"):
+        from ...runtime.llm.redact import shown_url
+
+        where = f" at {shown_url(project.agent['url'])}" if project.agent.get("url") else ""
+        parts.append(f"[agent] provider = {project.agent.get('provider', 'openai')!r}{where}")
     if project.verify.has_properties or project.verify.cells:
         parts.append("[verify] properties")
     if project.package:
@@ -83,5 +131,7 @@ MAGICS = (
     Magic("load", "%load FILE.cell", "run a program file in this cell (and use the soma.toml beside it)",
           load_magic),
     Magic("save", "%save FILE.cell", "write the session's definitions as one program", save_magic),
+    Magic("cassette", CASSETTE_USAGE, "record model exchanges to FILE, or replay them from it (off: neither)",
+          cassette_magic),
     Magic("toml", "%%toml", "replace the session's soma.toml with the cell's text", toml_magic, cell=True),
 )

@@ -27,6 +27,7 @@ from .redact import redact
 
 SHOWN_DIFFERENCES = 3
 SHOWN_VALUE_CHARS = 70
+ABSENT = object()  # the side of a list that has no item at that index
 
 
 def request_key(request: dict) -> str:
@@ -73,7 +74,7 @@ class Cassette:
         """The recorded reply of `request` (None when there is none or the mode does not replay)."""
         if not self.replays:
             return None
-        key = request_key(request)
+        key = request_key(self.cleaned(request))
         found = self.entries.get(key)
         if not found:
             return None
@@ -86,10 +87,11 @@ class Cassette:
         """Append one exchange (when the mode records)."""
         if not self.records:
             return
-        data = reply.to_record()
+        data = json.loads(redact(json.dumps(reply.to_record()), self.secrets))
         usage = {"total_tokens": data.pop("total_tokens"), "output_tokens": data.pop("output_tokens")}
+        request = self.cleaned(request)
         entry = {"key": request_key(request), "request": request, "reply": data, "usage": usage}
-        line = redact(json.dumps(entry, sort_keys=True, ensure_ascii=False), self.secrets)
+        line = json.dumps(entry, sort_keys=True, ensure_ascii=False)
         folder = os.path.dirname(os.path.abspath(self.path))
         os.makedirs(folder, exist_ok=True)
         with open(self.path, "a", encoding="utf-8") as handle:
@@ -97,10 +99,17 @@ class Cassette:
         self.entries.setdefault(entry["key"], []).append(entry)
         self.served[entry["key"]] = len(self.entries[entry["key"]])
 
+    def cleaned(self, request: dict) -> dict:
+        """The request with every secret replaced by `***` (what is hashed and written)."""
+        if not any(self.secrets):
+            return request
+        return json.loads(redact(json.dumps(request, ensure_ascii=False), self.secrets))
+
     def miss(self, request: dict) -> SomaError:
         """The error of a request this replay-only cassette has no answer for."""
         head = (f"think(): no answer was recorded for this request in cassette {os.path.basename(self.path)} "
                 f"(mode {self.mode})")
+        request = self.cleaned(request)
         recorded = [e["request"] for entries in self.entries.values() for e in entries]
         if not recorded:
             return llm_error(f"{head} — the cassette holds no exchange; record one with "
@@ -120,14 +129,20 @@ def differences(old, new, path: str = "") -> list[tuple[str, object, object]]:
             found += differences(old.get(key), new.get(key), f"{path}.{key}" if path else key)
         return found
     if isinstance(old, list) and isinstance(new, list):
-        found = [] if len(old) == len(new) else [(f"{path} (length)", len(old), len(new))]
+        found = []
         for index, (a, b) in enumerate(zip(old, new)):
             found += differences(a, b, f"{path}[{index}]")
+        if len(old) != len(new):
+            common = min(len(old), len(new))
+            extra = (old[common], ABSENT) if len(old) > common else (ABSENT, new[common])
+            found += [(f"{path} (length)", len(old), len(new)), (f"{path}[{common}]", *extra)]
         return found
     return [] if old == new else [(path, old, new)]
 
 
 def _shown(value) -> str:
     """A value in a miss message: JSON, cut to a readable length."""
+    if value is ABSENT:
+        return "(nothing)"
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= SHOWN_VALUE_CHARS else text[: SHOWN_VALUE_CHARS - 1] + "…"
