@@ -5,6 +5,9 @@ built here exactly as in the kernel. Verify reports are real VerifyReport
 objects; test reports are the runner's own TestReport objects.
 """
 
+import re
+from pathlib import Path
+
 import ipywidgets
 
 from soma_kernel.analysis.model import build_model
@@ -88,6 +91,24 @@ def test_counter_example_highlighted_on_the_diagram():
     assert "<details open><summary>ticket  ✓ 2  ⚠ 1  ✗ 1</summary>" in html
     assert "<details><summary>Desk/invariants  ✓ 1  ⚠ 0  ✗ 0</summary>" in html
     assert html.count("<svg") == 1
+
+
+def test_each_drawing_in_the_html_has_its_dot_twin_right_after_it():
+    import html as html_module
+
+    _, bundle = verify_widget(failing_verify_report())
+    page = bundle["text/html"]
+    twin = re.search(r'</svg>\s*<details class="soma-dot"><summary>DOT</summary><pre>(.*?)</pre></details>', page, re.S)
+    dot = html_module.unescape(twin.group(1))
+    assert dot.startswith('digraph "ticket" {')
+    assert '"inbox" -> "open" [color="#d62728", fontcolor="#d62728", penwidth=2.5];' in dot  # its first step
+
+
+def test_the_nbval_sanitizer_blanks_each_drawing_and_keeps_the_dot_twins():
+    config = (Path(__file__).resolve().parents[1] / "notebooks" / "nbval-sanitize.cfg").read_text(encoding="utf-8")
+    regex = re.search(r"^regex: (.*)$", config, re.M).group(1)
+    two = "<svg a></svg> <details>DOT one</details> <svg b></svg> <details>DOT two</details>"
+    assert re.sub(regex, "<SVG>", two) == "<SVG><details>DOT one</details> <SVG><details>DOT two</details>"
 
 
 def test_check_line_trace_is_highlighted():

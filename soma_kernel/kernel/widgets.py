@@ -155,9 +155,15 @@ def _lines_html(section: ReportSection) -> str:
 
 
 def _diagram_html(model: MachineModel, highlight: Optional[list[str]]) -> str:
-    """A machine diagram as inline HTML: the SVG, or the edge-table fallback."""
+    """A machine diagram as inline HTML: the SVG (or the edge-table fallback), then its DOT text twin."""
     bundle = diagram_bundle(model, highlight=highlight)
-    return bundle.get("image/svg+xml") or bundle.get("text/html", "")
+    drawing = bundle.get("image/svg+xml") or bundle.get("text/html", "")
+    return drawing + _dot_twin_html(bundle["text/plain"])
+
+
+def _dot_twin_html(dot: str) -> str:
+    """The DOT text of a drawing, folded: what nbval compares exactly where the SVG is only "an SVG is here"."""
+    return f'<details class="soma-dot"><summary>DOT</summary><pre>{html.escape(dot)}</pre></details>'
 
 
 def _section_diagrams(section: ReportSection, always: bool) -> list[str]:
