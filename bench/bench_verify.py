@@ -22,7 +22,7 @@ import time
 from soma_kernel.analysis.check import check_program
 from soma_kernel.analysis.verify.checks import verify_program
 from soma_kernel.analysis.verify.report import render_text
-from soma_kernel.loader import load
+from soma_kernel.project.loader import load
 
 SIZES = (1_000, 10_000, 100_000)
 

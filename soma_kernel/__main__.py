@@ -1,5 +1,5 @@
 """`python -m soma_kernel …` runs the command-line interface."""
 
-from .cli import main
+from .commands.cli import main
 
 raise SystemExit(main())

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from soma_kernel.diagnostics import SomaError
+from soma_kernel.core.diagnostics import SomaError
 from soma_kernel.runtime.builtins import call_builtin
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from soma_kernel.diagnostics import SomaError
+from soma_kernel.core.diagnostics import SomaError
 from soma_kernel.runtime.builtins import BUILTINS
 from helpers import call, kind_of
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from soma_kernel.diagnostics import SomaError
+from soma_kernel.core.diagnostics import SomaError
 from soma_kernel.runtime.builtins import call_builtin
 from soma_kernel.runtime.values import Variant
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from soma_kernel.analysis.model import build_model, models_of
-from soma_kernel.kernel import diagrams, svg
-from soma_kernel.kernel.diagrams import diagram_bundle, to_dot, to_mermaid, to_text
+from soma_kernel.session import diagrams, svg
+from soma_kernel.session.diagrams import diagram_bundle, to_dot, to_mermaid, to_text
 from soma_kernel.syntax import ast
+from soma_kernel.syntax.machines import build_model, models_of
 from soma_kernel.syntax.parser import parse
 
 SEEDS = Path(__file__).parent / "seeds"

@@ -1,7 +1,7 @@
 """Mime bundles of Soma values shown by the kernel."""
 
-from soma_kernel.kernel.display import MAX_TABLE_ROWS, value_bundle
 from soma_kernel.runtime.values import Variant
+from soma_kernel.session.display import MAX_TABLE_ROWS, value_bundle
 
 
 def test_unit_shows_nothing():

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from soma_kernel.analysis.context import ProgramIndex
 from soma_kernel.analysis.verify.invariants import Prover
 from soma_kernel.analysis.verify.report import PASS, CheckLine
-from soma_kernel.diagnostics import SomaError
+from soma_kernel.core.diagnostics import SomaError
 from soma_kernel.runtime.interpreter import Runtime
 from soma_kernel.syntax.parser import parse
 from soma_kernel.syntax.render import render_expr

@@ -8,7 +8,8 @@ import os
 import pygments.lexers
 from pygments.token import Error, Keyword, Name, String
 
-from soma_kernel.kernel.install import KERNEL_SPEC, kernel_spec, logo_png, main
+from soma_kernel.commands.cli import main
+from soma_kernel.kernel.install import KERNEL_SPEC, kernel_spec, logo_png
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPEC_DIR = os.path.join(REPO, "kernelspec", "soma")
@@ -31,7 +32,7 @@ def test_logo_is_a_png_of_the_right_size():
 def test_install_into_a_prefix_is_found_through_jupyter_path(tmp_path, monkeypatch, capsys):
     from jupyter_client.kernelspec import KernelSpecManager
 
-    assert main(["--prefix", str(tmp_path)]) == 0
+    assert main(["install", "--prefix", str(tmp_path)]) == 0
     target = tmp_path / "share" / "jupyter" / "kernels" / "soma"
     assert "installed kernelspec soma in" in capsys.readouterr().out
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "share" / "jupyter"))

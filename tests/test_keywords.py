@@ -11,9 +11,9 @@ from lark.lexer import PatternStr
 from pygments.lexers import get_lexer_by_name
 from pygments.token import Keyword
 
-from soma_kernel.kernel.complete import complete
 from soma_kernel.runtime.values import type_of
-from soma_kernel.session import Session
+from soma_kernel.session.complete import complete
+from soma_kernel.session.session import Session
 from soma_kernel.syntax.keywords import KEYWORDS, SLOT_PROPERTIES, TYPES, words_of
 
 GRAMMAR = Path(__file__).resolve().parents[1] / "soma_kernel" / "syntax" / "grammar.lark"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from soma_kernel.diagnostics import SomaError
+from soma_kernel.core.diagnostics import SomaError
 from soma_kernel.runtime.llm.cassette import Cassette, differences, request_key
 from soma_kernel.runtime.llm.providers import Reply
 

@@ -13,7 +13,7 @@ from helpers import running_kernel
 from llm_server import LoopbackModel
 from test_kernel_protocol import _reply_to, of_type, run, wait_idle
 
-from soma_kernel.session import Session
+from soma_kernel.session.session import Session
 
 SECRET = "sk-loopback-kernel-90c1"
 

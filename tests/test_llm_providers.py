@@ -9,8 +9,8 @@ import json
 import pytest
 from llm_server import LoopbackModel
 
-from soma_kernel.diagnostics import SomaError
-from soma_kernel.project import parse_project_text
+from soma_kernel.core.diagnostics import SomaError
+from soma_kernel.project.settings import parse_project_text
 from soma_kernel.runtime.interpreter import Runtime
 from soma_kernel.runtime.llm.config import expand_env, resolve
 from soma_kernel.runtime.llm.redact import shown_url

@@ -2,7 +2,7 @@
 
 import pytest
 
-from soma_kernel.diagnostics import SomaError
+from soma_kernel.core.diagnostics import SomaError
 from soma_kernel.runtime import ops
 from soma_kernel.runtime.values import Variant
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from soma_kernel.diagnostics import SomaSyntaxError
+from soma_kernel.core.diagnostics import SomaSyntaxError
 from soma_kernel.syntax import ast
 from soma_kernel.syntax.parser import is_complete, parse, parse_fragment
 

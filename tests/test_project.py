@@ -1,11 +1,11 @@
-"""Tests for soma.toml loading and validation (soma_kernel.project)."""
+"""Tests for soma.toml loading and validation (soma_kernel.project.settings)."""
 
 import os
 
 import pytest
 
-from soma_kernel.loader import UserError
-from soma_kernel.project import load_project, parse_project_text
+from soma_kernel.core.errors import UserError
+from soma_kernel.project.settings import load_project, parse_project_text
 
 SEEDS = os.path.join(os.path.dirname(__file__), "seeds")
 
@@ -95,7 +95,7 @@ def test_unknown_section_without_a_close_name_says_remove_it():
 
 
 def test_a_bad_manifest_is_named_as_the_program_path_gives_it(tmp_path, monkeypatch):
-    from soma_kernel.loader import load
+    from soma_kernel.project.loader import load
 
     (tmp_path / "app").mkdir()
     (tmp_path / "app" / "a.cell").write_text('cell A {\n    on f() { return 1 }\n}\n', encoding="utf-8")

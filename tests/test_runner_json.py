@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from soma_kernel.testing import command
+from soma_kernel.commands.cli import main
 
 RUNNER_CASE = Path(__file__).parent / "lang_cases" / "runner.cell"
 AGENT_CASE = Path(__file__).parent / "lang_cases" / "agent.cell"
 
 
 def test_json_report_lists_every_counted_rule(capsys):
-    code = command.main([str(RUNNER_CASE), "--json"])
+    code = main(["test", str(RUNNER_CASE), "--json"])
     captured = capsys.readouterr()
     report = json.loads(captured.out)
     assert code == 1
@@ -31,7 +31,7 @@ def test_json_report_lists_every_counted_rule(capsys):
 def test_json_moves_print_output_to_stderr(capsys, monkeypatch):
     for variable in ("SOMA_LLM_MOCK", "SOMA_LLM_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
         monkeypatch.delenv(variable, raising=False)
-    code = command.main([str(AGENT_CASE), "--json"])
+    code = main(["test", str(AGENT_CASE), "--json"])
     captured = capsys.readouterr()
     assert code == 0
     assert json.loads(captured.out)["passed"] is True
@@ -39,7 +39,7 @@ def test_json_moves_print_output_to_stderr(capsys, monkeypatch):
 
 
 def test_only_runs_one_test_cell(capsys):
-    code = command.main([str(RUNNER_CASE), "--only", "SecondCell"])
+    code = main(["test", str(RUNNER_CASE), "--only", "SecondCell"])
     out = capsys.readouterr().out
     assert code == 0
     assert "test RunnerTests" not in out and out.endswith("1 tests: 1 passed, 0 failed\n")

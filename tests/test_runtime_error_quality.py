@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from soma_kernel.diagnostics import SomaError
+from soma_kernel.core.diagnostics import SomaError
 from soma_kernel.runtime.interpreter import Runtime
 from soma_kernel.syntax.parser import parse, parse_fragment
 

@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from soma_kernel.diagnostics import SomaError
+from soma_kernel.core.diagnostics import SomaError
 from soma_kernel.runtime.interpreter import Runtime
 from soma_kernel.syntax.parser import parse
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from soma_kernel.testing import command
+from soma_kernel.commands.cli import main
 
 CASES = Path(__file__).parent / "lang_cases"
 PROGRAMS = sorted(CASES.glob("*.cell"))
@@ -31,7 +31,7 @@ def run_case(program: Path) -> tuple[int, str]:
     os.chdir(Path(__file__).parent.parent)
     try:
         with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
-            code = command.main([relative])
+            code = main(["test", relative])
     finally:
         os.chdir(cwd)
     return code, buffer.getvalue()

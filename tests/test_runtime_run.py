@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from soma_kernel.runtime import run_command
+from soma_kernel.commands.cli import main
 from soma_kernel.runtime.interpreter import Runtime
 from soma_kernel.runtime.store import SlotStore, default_store_path
 from soma_kernel.syntax.parser import parse
@@ -61,7 +61,7 @@ def program(tmp_path):
 
 def run(capsys, *argv) -> tuple[int, str, str]:
     """Exit code, stdout and stderr of one `soma-kernel run`."""
-    code = run_command.main(list(argv))
+    code = main(["run", *argv])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from soma_kernel.diagnostics import SomaError
-from soma_kernel.runtime.builtins import call_builtin
+from soma_kernel.core.diagnostics import SomaError
 from soma_kernel.runtime import interpreter  # noqa: F401  (registers the groups)
+from soma_kernel.runtime.builtins import call_builtin
 
 
 def test_response_is_a_plain_map():

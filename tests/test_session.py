@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from soma_kernel.session import Session
+from soma_kernel.session.session import Session
 
 COUNTER = """cell Counter {
     face {

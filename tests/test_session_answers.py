@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from soma_kernel.session import Session
+from soma_kernel.session.session import Session
 
 
 @pytest.fixture

@@ -6,10 +6,10 @@ import os
 
 import pytest
 
-from soma_kernel.kernel.complete import complete
-from soma_kernel.kernel.inspect import inspect
-from soma_kernel.kernel.magics import split_cell
-from soma_kernel.session import Session
+from soma_kernel.session.complete import complete
+from soma_kernel.session.inspect import inspect
+from soma_kernel.session.magics import split_cell
+from soma_kernel.session.session import Session
 
 from test_session import COUNTER, GREETER
 

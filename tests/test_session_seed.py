@@ -16,7 +16,7 @@ import re
 
 import pytest
 
-from soma_kernel.session import Session
+from soma_kernel.session.session import Session
 
 SEEDS = os.path.join(os.path.dirname(__file__), "seeds")
 REFUND = os.path.join(SEEDS, "refund_agent")

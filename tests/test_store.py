@@ -18,8 +18,8 @@ import time
 
 import pytest
 
-import soma_kernel.runtime.interpreter  # noqa: F401  (imported before forking: children start warm)
-from soma_kernel.runtime import run_command
+import soma_kernel.commands.run  # noqa: F401  (imported before forking: children start warm)
+from soma_kernel.commands.cli import main
 from soma_kernel.runtime.interpreter import Runtime
 from soma_kernel.runtime.store import SlotStore, default_store_path, schema
 from soma_kernel.runtime.store import database as store_database
@@ -75,7 +75,7 @@ def forked_run(*argv: str) -> int:
         try:
             with open(os.devnull, "w") as quiet:
                 sys.stdout = sys.stderr = quiet
-                code = run_command.main(list(argv))
+                code = main(["run", *argv])
         finally:
             os._exit(code)
     return pid
@@ -154,9 +154,9 @@ def test_sigkill_in_the_middle_of_a_long_invocation_leaves_none_of_it(program):
 
 
 def test_a_refused_invocation_leaves_the_file_unchanged(program, capsys):
-    run_command.main([program, "put", "a", "5"])
+    main(["run", program, "put", "a", "5"])
     before = dump(program)
-    assert run_command.main([program, "put", "a", "500"]) == 1
+    assert main(["run", program, "put", "a", "500"]) == 1
     assert "violates invariant entries <= 100" in capsys.readouterr().err
     assert dump(program) == before
     assert stored(program, "map:entries") == {"a": 5}
@@ -216,8 +216,8 @@ def test_non_persistent_slots_stay_out_of_the_file(program):
 
 
 def test_fresh_wipes_the_stored_data_under_the_lock(program, capsys):
-    run_command.main([program, "put", "a", "5"])
-    run_command.main([program, "put", "b", "6", "--fresh"])
+    main(["run", program, "put", "a", "5"])
+    main(["run", program, "put", "b", "6", "--fresh"])
     assert stored(program, "map:entries") == {"b": 6}
 
 
@@ -225,7 +225,7 @@ def test_fresh_wipes_the_stored_data_under_the_lock(program, capsys):
 
 def run_error(program: str, capsys) -> str:
     """The stderr of a `soma-kernel run … put k 1` expected to fail."""
-    assert run_command.main([program, "put", "k", "1"]) == 1
+    assert main(["run", program, "put", "k", "1"]) == 1
     return capsys.readouterr().err
 
 
@@ -277,7 +277,7 @@ def test_a_newer_schema_is_refused(program, capsys):
 
 
 def test_a_locked_file_times_out_with_a_clear_error(program, capsys):
-    run_command.main([program, "put", "a", "1"])
+    main(["run", program, "put", "a", "1"])
     capsys.readouterr()
     holder = sqlite3.connect(default_store_path(program), isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")

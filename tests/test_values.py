@@ -2,7 +2,7 @@
 
 import pytest
 
-from soma_kernel.diagnostics import SomaError
+from soma_kernel.core.diagnostics import SomaError
 from soma_kernel.runtime.values import (Variant, copy_value, display, display_inner, equals, from_json,
                                         is_a, to_json, type_of)
 

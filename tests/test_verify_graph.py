@@ -1,11 +1,11 @@
 """Graph and temporal-property tests on hand-built machine models."""
 
-from soma_kernel.analysis.model import build_model
+from soma_kernel.syntax.machines import build_model
 from soma_kernel.analysis.verify.graph import (
     Graph, cyclic_states, find_lasso, reachable, shortest_path, strongly_connected,
 )
 from soma_kernel.analysis.verify.temporal import check_machine, user_properties
-from soma_kernel.project import parse_project_text
+from soma_kernel.project.settings import parse_project_text
 from soma_kernel.syntax import ast
 
 

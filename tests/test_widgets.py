@@ -10,11 +10,11 @@ from pathlib import Path
 
 import ipywidgets
 
-from soma_kernel.analysis.model import build_model
+from soma_kernel.syntax.machines import build_model
 from soma_kernel.analysis.verify.report import (CheckGroup, CheckLine, MachineReport, Step,
                                                 VerifyReport, render_text)
 from soma_kernel.analysis.verify.temporal import TemporalResult
-from soma_kernel.kernel.widgets import WIDGET_MIME, test_widget, verify_widget
+from soma_kernel.session.widgets import WIDGET_MIME, test_widget, verify_widget
 from soma_kernel.syntax import ast
 from soma_kernel.testing.runner import RuleOutcome
 from soma_kernel.testing.runner import TestCellResult as CellResult
@@ -182,7 +182,7 @@ TICKET_CELL = """cell Ticket {
 def test_verify_magic_highlights_a_toml_property_counter_example_in_the_widget(tmp_path):
     from ipywidgets.widgets.widget import _instances
 
-    from soma_kernel.session import Session
+    from soma_kernel.session.session import Session
 
     session = Session(directory=str(tmp_path))
     assert session.execute(TICKET_CELL, "ticket").ok

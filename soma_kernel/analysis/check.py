@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..diagnostics import Diagnostic
-from ..gcpause import paused_gc
+from ..core.diagnostics import Diagnostic
+from ..core.gcpause import paused_gc
 from ..syntax import ast
 from . import (agent_options, calls, cost, face, frames, invariants, machines, matches, names, structure,
                test_rules, values)

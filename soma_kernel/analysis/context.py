@@ -13,11 +13,11 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from ..diagnostics import Diagnostic
+from ..core.diagnostics import Diagnostic
 from ..runtime.builtins import BUILTINS
 from ..runtime.signatures import CONTEXT_BUILTINS
 from ..syntax import ast
-from .model import MachineModel, build_model
+from ..syntax.machines import MachineModel, build_model
 from .scopes import BodyFacts, body_facts
 
 

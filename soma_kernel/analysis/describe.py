@@ -9,16 +9,11 @@ cells; sum types stay out of the card (they appear in `--faces`). `describe_json
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Optional
 
-from ..loader import load_or_report
 from ..syntax import ast
+from ..syntax.machines import build_model
 from .context import did_you_mean
-from .model import build_model
-
-USAGE = "usage: soma-kernel describe FILE [--json] [--faces]"
 
 
 def english_list(items: list[str]) -> str:
@@ -269,26 +264,3 @@ def card_header(program: ast.Program, path: str) -> str:
     lines = len(program.source.splitlines())
     names = [i.name for i in program.items if isinstance(i, (ast.CellDecl, ast.TypeDecl, ast.TestCell))]
     return f"{path}: {lines} lines, cells {', '.join(names)}"
-
-
-def main(argv: list[str]) -> int:
-    """`describe FILE [--json] [--faces]`."""
-    flags = {a for a in argv if a.startswith("-")}
-    paths = [a for a in argv if not a.startswith("-")]
-    if len(paths) != 1 or flags - {"--json", "--faces"}:
-        print(USAGE, file=sys.stderr)
-        return 2
-    loaded = load_or_report(paths[0], with_project=False)
-    if loaded is None:
-        return 1
-    program, path = loaded.program, paths[0]
-    if "--json" in flags:
-        data = describe_json(program, path)
-        if "--faces" in flags:
-            data["cells"] = [{k: c[k] for k in ("name", "face", "memory", "state_machines")} for c in data["cells"]]
-        print(json.dumps(data, indent=2, ensure_ascii=False))
-    elif "--faces" in flags:
-        sys.stdout.write(faces_text(program, path))
-    else:
-        sys.stdout.write(f"{card_header(program, path)}\n\n{describe_card(program)}")
-    return 0

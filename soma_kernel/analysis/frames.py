@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..syntax import ast
+from ..syntax.machines import MachineModel
 from . import calls as call_rules
 from .context import CellInfo, ProgramIndex, Reporter, did_you_mean
-from .model import MachineModel
 from .machines import literal_state
 from .walk import iter_tree
 

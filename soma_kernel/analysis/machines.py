@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Optional
 
 from ..syntax import ast
+from ..syntax.machines import MachineModel
 from .context import CellInfo, ProgramIndex, Reporter, did_you_mean
-from .model import MachineModel
 from .walk import iter_tree, names_in
 
 GUARD_CONTEXT = ("_id", "_from", "_to")

@@ -8,15 +8,11 @@ line; a use outside the frame is marked `✗ outside the frame`.
 
 from __future__ import annotations
 
-import sys
-
-from ..loader import UserError, load
 from ..syntax import ast
 from .context import ProgramIndex, did_you_mean
 from .describe import signal_text
 from .frames import FrameUsage, Use, body_usage, frame_of, violations
 
-USAGE = "usage: soma-kernel skeleton FILE Cell.signal"
 KINDS = ("calls", "writes", "reads", "moves")
 
 
@@ -82,25 +78,6 @@ def _uses_text(kind: str, uses: list[Use], outside: set[int]) -> str:
         mark = " ✗ outside the frame" if id(use) in outside else ""
         parts.append(f"{what} (line {use.node.span.line}){mark}")
     return ", ".join(parts)
-
-
-def main(argv: list[str]) -> int:
-    """`skeleton FILE Cell.signal`."""
-    if len(argv) != 2 or any(a.startswith("-") for a in argv):
-        print(USAGE, file=sys.stderr)
-        return 2
-    try:
-        loaded = load(argv[0], with_project=False)
-        sys.stdout.write(skeleton_text(loaded.program, argv[1]))
-    except UserError as err:
-        print(err, file=sys.stderr)
-        return 1
-    except SkeletonError as err:
-        print(f"error: {argv[0]}: {err}", file=sys.stderr)
-        if err.hint:
-            print(f"  hint: {err.hint.replace('FILE', argv[0])}", file=sys.stderr)
-        return 1
-    return 0
 
 
 def _use_label(kind: str, what: str) -> str:

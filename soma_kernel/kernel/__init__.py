@@ -1,1 +1,1 @@
-"""The Jupyter kernel: protocol layer, magics, display, widgets."""
+"""The Jupyter side only: the kernel class over a Session, its launcher, the kernelspec and the Pygments lexer."""

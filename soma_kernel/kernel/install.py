@@ -1,4 +1,4 @@
-"""`soma-kernel install [--user|--sys-prefix|--prefix P] [--name NAME]`: register the kernel.
+"""The Jupyter kernelspec: what `soma-kernel install` writes, and where.
 
 `pip install .` already registers the kernelspec (the wheel carries
 `share/jupyter/kernels/soma`); this command is for other places: a user's
@@ -10,13 +10,14 @@ The logos are drawn here (`logo_png`), so nothing is downloaded.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import struct
 import sys
 import tempfile
 import zlib
+
+from jupyter_client.kernelspec import KernelSpecManager
 
 KERNEL_NAME = "soma"
 
@@ -79,32 +80,6 @@ def write_spec_dir(directory: str, executable: str = "python") -> str:
 
 def install(user: bool = False, prefix: str | None = None, name: str = KERNEL_NAME) -> str:
     """Install the kernelspec and return the folder Jupyter will read it from."""
-    from jupyter_client.kernelspec import KernelSpecManager
-
     with tempfile.TemporaryDirectory() as scratch:
         source = write_spec_dir(os.path.join(scratch, name), sys.executable)
         return KernelSpecManager().install_kernel_spec(source, kernel_name=name, user=user, prefix=prefix)
-
-
-def _parser() -> argparse.ArgumentParser:
-    """The command line of `soma-kernel install`."""
-    parser = argparse.ArgumentParser(prog="soma-kernel install", description="Install the Soma Jupyter kernelspec.")
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--user", action="store_true", help="install for the current user")
-    where.add_argument("--sys-prefix", action="store_true", help="install into this Python's prefix (default)")
-    where.add_argument("--prefix", metavar="P", help="install into the prefix P (P/share/jupyter/kernels)")
-    parser.add_argument("--name", default=KERNEL_NAME, help="kernel name (default: soma)")
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run `soma-kernel install`; prints where the kernelspec went."""
-    options = _parser().parse_args(argv)
-    prefix = options.prefix if options.prefix else (None if options.user else sys.prefix)
-    path = install(user=options.user, prefix=prefix, name=options.name)
-    print(f"installed kernelspec {options.name} in {path}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,7 +1,7 @@
 """SomaKernel: the Jupyter protocol over a `Session`.
 
 The kernel is thin: every `do_*` hook turns a request into a call on the
-session (`soma_kernel.session`), or on `complete`/`inspect`, and the result
+session (`soma_kernel.session.session`), or on `complete`/`inspect`, and the result
 into a reply. The language itself never runs here. Heavy modules (parser,
 runtime, ipywidgets) are imported on first use, so the kernel starts about as
 fast as the stock python3 kernel.
@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import sys
 
+import comm
+from ipykernel.comm import CommManager
+from ipykernel.comm.comm import BaseComm
 from ipykernel.kernelbase import Kernel
 
 from .. import __version__
@@ -54,10 +57,6 @@ class SomaKernel(Kernel):
 
     def _install_comms(self) -> None:
         """Route comm messages to an ipykernel CommManager and point `comm` at it (for ipywidgets)."""
-        import comm
-        from ipykernel.comm import CommManager
-        from ipykernel.comm.comm import BaseComm
-
         self.comm_manager = CommManager(parent=self, kernel=self)
         comm.create_comm = lambda *args, **kwargs: BaseComm(*args, **kwargs)
         comm.get_comm_manager = lambda: self.comm_manager
@@ -70,7 +69,7 @@ class SomaKernel(Kernel):
     def session_state(self):
         """The live Soma session (created on first use)."""
         if self._session is None:
-            from ..session import Session
+            from ..session.session import Session  # lazy: ~0.3 s of parser, runtime and analyses, kept off kernel start
 
             self._session = Session()
         return self._session
@@ -135,26 +134,26 @@ class SomaKernel(Kernel):
 
     async def do_complete(self, code, cursor_pos):
         """Completion from the session's names, builtins, keywords and magics."""
-        from .complete import complete
+        from ..session.complete import complete  # lazy: imports the runtime's builtins; kept off kernel start
 
         cursor_pos = len(code) if cursor_pos is None else cursor_pos
         return complete(self.session_state, code, cursor_pos)
 
     async def do_inspect(self, code, cursor_pos, detail_level=0, omit_sections=()):
         """Help on the name under the cursor."""
-        from .inspect import inspect
+        from ..session.inspect import inspect  # lazy: imports the runtime's builtins; kept off kernel start
 
         cursor_pos = len(code) if cursor_pos is None else cursor_pos
         return inspect(self.session_state, code, cursor_pos)
 
     async def do_is_complete(self, code):
         """The parser decides: unclosed braces and strings are `incomplete`."""
-        from .magics import split_cell
+        from ..session.magics import split_cell  # lazy: the magics import the analyses; kept off kernel start
 
         parts = split_cell(code)
         if parts.cell_magic is not None or not parts.code.strip():
             return {"status": "complete"}
-        from ..syntax.parser import is_complete
+        from ..syntax.parser import is_complete  # lazy: lark and the grammar (~60 ms); kept off kernel start
 
         status = is_complete(parts.code)
         return {"status": status, "indent": "    "} if status == "incomplete" else {"status": status}
@@ -204,7 +203,7 @@ def _widget_target(handler_name: str):
     """
 
     def open_widget_comm(comm, message):
-        from ipywidgets import Widget
+        from ipywidgets import Widget  # lazy: ~75 ms, paid by the first comm only (see above)
 
         return getattr(Widget, handler_name)(comm, message)
 

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
+from ipykernel.kernelapp import IPKernelApp
+
+from .kernel import SomaKernel
+
 
 def main(argv: list[str] | None = None) -> int:
     """Launch the kernel application with SomaKernel; returns when it stops."""
-    from ipykernel.kernelapp import IPKernelApp
-
-    from .kernel import SomaKernel
-
     IPKernelApp.launch_instance(argv=argv, kernel_class=SomaKernel)
     return 0

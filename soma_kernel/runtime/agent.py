@@ -18,7 +18,7 @@ import os
 from collections import deque
 from typing import Callable, Optional
 
-from ..diagnostics import SomaError
+from ..core.diagnostics import SomaError
 from .values import display, from_json
 
 THINK_OPTIONS = ("max_tokens", "timeout", "timeout_ms", "max_rounds", "tools_allowed", "requires")

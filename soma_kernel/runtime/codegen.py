@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..diagnostics import SomaError
+from ..core.diagnostics import SomaError
 from ..syntax import ast
 from . import ops
 from .compiler import (SLOW_OPS, Compiler, ControlSignal, Scope, get_field, get_index, is_int_literal,

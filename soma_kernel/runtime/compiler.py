@@ -29,11 +29,13 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from ..diagnostics import SomaError
+from ..core.diagnostics import SomaError
 from ..syntax import ast
 from ..syntax.lambdas import escape_fix, escape_message, lambda_escape
+from ..syntax.render import render_expr
 from . import ops
 from .builtins.collections import range_object
+from .patterns import compile_pattern
 from .values import Variant, display, map_key, type_of
 
 BREAK = "break"
@@ -374,8 +376,6 @@ class Compiler:
 
     def s_Ensure(self, node: ast.Ensure, scope: Scope) -> Exec:
         cond = self.condition(node.cond, scope)
-        from ..syntax.render import render_expr
-
         text = render_expr(node.cond)
 
         def run(f):
@@ -883,8 +883,6 @@ class Compiler:
 
     def arm(self, arm: ast.MatchArm, scope: Scope, as_value: bool):
         """(matcher, guard, body) for one arm, in its own scope."""
-        from .patterns import compile_pattern
-
         inner = scope.child()
         matches = compile_pattern(arm.pattern, inner, self.rt)
         guard = self.condition(arm.guard, inner) if arm.guard is not None else None

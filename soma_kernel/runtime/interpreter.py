@@ -20,10 +20,11 @@ import sys
 import time
 from typing import Callable, Iterable, Optional
 
-from ..analysis.model import build_model
-from ..diagnostics import SomaError
+from ..core.diagnostics import SomaError
 from ..syntax import ast
 from ..syntax.invariant_terms import reads_size
+from ..syntax.machines import build_model
+from ..syntax.render import render_expr
 from .agent import Agent
 from .builtins import BUILTINS, argument_error, call_builtin
 from .codegen import HandlerSource
@@ -78,8 +79,6 @@ class CellState:
         """Compile each `invariant` line of the memory section."""
         if self.decl.memory is None:
             return []
-        from ..syntax.render import render_expr
-
         result = []
         for inv in self.decl.memory.invariants:
             mentioned = {n.id for n in walk_names(inv.expr)} & set(self.slot_decls)
@@ -313,15 +312,11 @@ class Runtime:
         return lambda: ev([None] * size)
 
     def execute(self, node, env: dict):
-        """Run one session item: a statement, or a test-rule form (mock, assert…).
+        """Run one session statement atomically; the value of an expression statement is returned.
 
-        Statements are atomic; the value of an expression statement is returned.
-        Assertions return the runner's RuleOutcome.
+        Test-rule forms (mock, assert…) never come here: the session hands them
+        to the test runner's `run_rule`.
         """
-        if isinstance(node, (ast.RuleMock, ast.RuleAssert, ast.RuleAssertFails, ast.RuleLet, ast.RuleProperty)):
-            from ..testing.runner import run_rule
-
-            return run_rule(self, node, env, "<session>")
         execute = self.compile_statement(node, env)
         return self.invoke(execute)
 

@@ -2,15 +2,16 @@
 
 Each cell with a `state` section owns a `MachineInstances`: instance id →
 current state (an id never moved is in the initial state) and the path each
-instance took. Edges come from the one shared model (analysis.model), so the
+instance took. Edges come from the one shared model (syntax.machines), so the
 runtime refuses exactly the moves that verify reasons about.
 """
 
 from __future__ import annotations
 
-from ..analysis.model import MachineModel
-from ..diagnostics import SomaError
+from ..core.diagnostics import SomaError
 from ..syntax import ast
+from ..syntax.machines import MachineModel
+from ..syntax.render import render_expr
 from .memory import Journal
 from .values import display
 
@@ -119,8 +120,6 @@ class Transitions:
         bindings.update({"_id": instance_id, "_from": current, "_to": target})
         ok = self.rt.evaluate_in(owner, edge.guard, bindings)
         if ok is not True:
-            from ..syntax.render import render_expr
-
             text = render_expr(edge.guard)
             raise SomaError("guard_failed", f"{current} → {target} requires {text}", node.span,
                             text=f"guard failed: {current} → {target} requires {text}")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from ..diagnostics import SomaError
+from ..core.diagnostics import SomaError
 from ..syntax import ast
 from .values import copy_value, display, type_of
 

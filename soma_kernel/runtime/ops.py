@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
-from ..diagnostics import SomaError
+from ..core.diagnostics import SomaError
 from .values import Variant, equals, type_of
 
 _VERBS = {

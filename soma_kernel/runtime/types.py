@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from ..diagnostics import SomaError
+from ..core.diagnostics import SomaError
 from ..syntax import ast
 from .values import Variant, type_of
 

@@ -22,7 +22,7 @@ import math
 import sys
 from typing import Any, Optional, Protocol
 
-from ..diagnostics import SomaError
+from ..core.diagnostics import SomaError
 
 NoneType = type(None)
 

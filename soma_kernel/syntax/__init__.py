@@ -1,1 +1,1 @@
-"""Front end: grammar, parser, AST and the expression renderer."""
+"""Front end: grammar, parser, AST, the expression renderer and the state-machine model built from the AST."""

@@ -24,9 +24,9 @@ from typing import Optional
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
+from ..core.diagnostics import Diagnostic, SomaSyntaxError
+from ..core.gcpause import paused_gc
 from . import ast
-from ..gcpause import paused_gc
-from ..diagnostics import Diagnostic, SomaSyntaxError
 
 MAX_NESTING = 400
 

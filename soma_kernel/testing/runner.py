@@ -16,10 +16,11 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from ..diagnostics import SomaError
-from ..syntax import ast
+from ..core.diagnostics import SomaError
 from ..runtime import ops
+from ..runtime.interpreter import Runtime
 from ..runtime.values import display, display_inner
+from ..syntax import ast
 
 COMPARISONS = {"==": ops.eq, "!=": ops.ne, "<": ops.lt, ">": ops.gt, "<=": ops.le, ">=": ops.ge}
 PROPERTY_EXHAUSTIVE_LIMIT = 20_000
@@ -142,8 +143,6 @@ def run_tests(program: ast.Program, project=None, origin: Optional[str] = None,
               only: Optional[str] = None, output: Optional[Output] = None,
               runtime=None) -> TestReport:
     """Run the program's test cells (or just `only`) and report as the CLI does."""
-    from ..runtime.interpreter import Runtime
-
     output = output or Output()
     origin = origin or program.origin
     report = TestReport(lines=output.report_lines)

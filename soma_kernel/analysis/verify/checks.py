@@ -18,7 +18,7 @@ import difflib
 import json
 from typing import Optional
 
-from ...gcpause import paused_gc
+from ...core.gcpause import paused_gc
 from ...syntax import ast
 from ..context import ProgramIndex
 from .effects import effects_lines
@@ -36,7 +36,7 @@ def verify_program(program: ast.Program, project: Optional[object], path: str,
                    strict: bool = False) -> VerifyReport:
     """Verify every state machine, invariant and handler of a parsed program.
 
-    The cyclic garbage collector is paused meanwhile (see soma_kernel.gcpause).
+    The cyclic garbage collector is paused meanwhile (see soma_kernel.core.gcpause).
     """
     with paused_gc():
         return _verify(program, project, path, strict)

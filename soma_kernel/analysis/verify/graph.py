@@ -15,7 +15,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from ..model import MachineModel
+from ...syntax.machines import MachineModel
 
 
 class Adjacency:

@@ -22,7 +22,8 @@ from __future__ import annotations
 from typing import Optional
 
 from ...syntax import ast
-from ..model import MachineModel
+from ...syntax.machines import MachineModel
+from ...syntax.render import render_expr
 from ..walk import iter_tree
 from .refinement import CellBodies
 from .report import PASS, WARN, CheckLine
@@ -32,8 +33,6 @@ FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 def guard_lines(model: MachineModel, cell: CellBodies) -> list[CheckLine]:
     """One line per guarded declared edge that some handler takes."""
-    from ...syntax.render import render_expr
-
     lines = []
     for declared in model.declared_edges:
         if declared.guard is None:
@@ -107,8 +106,6 @@ def conjuncts(expr: ast.Expr) -> list[ast.Expr]:
 
 
 def _implies(fact: ast.Expr, goal: ast.Expr) -> bool:
-    from ...syntax.render import render_expr
-
     if render_expr(fact) == render_expr(goal):
         return True
     a, b = _bound(fact), _bound(goal)
@@ -124,8 +121,6 @@ def _implies(fact: ast.Expr, goal: ast.Expr) -> bool:
 
 def _bound(expr: ast.Expr) -> Optional[tuple[str, str, float]]:
     """(rendered side, op, literal) for `e op lit` or `lit op e` comparisons."""
-    from ...syntax.render import render_expr
-
     if not isinstance(expr, ast.Binary) or expr.op not in FLIP:
         return None
     if _number(expr.right) is not None:

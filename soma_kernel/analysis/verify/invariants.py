@@ -36,6 +36,7 @@ from typing import Optional
 
 from ...syntax import ast
 from ...syntax.invariant_terms import is_size_term, written_length_subject
+from ...syntax.render import render_expr
 from ..context import CellInfo, ProgramIndex
 from ..walk import iter_tree
 from .guards import conjuncts
@@ -165,8 +166,6 @@ def reads_status(info: CellInfo, inv: ast.Invariant) -> bool:
 def status_invariant_notes(info: CellInfo) -> list[CheckLine]:
     """`·` notes for invariants over `status`: the runtime checks them on every
     write to their slots and on every transition(); the prover does not."""
-    from ...syntax.render import render_expr
-
     memory = info.decl.memory
     notes = []
     for inv in (memory.invariants if memory else []):
@@ -183,8 +182,6 @@ class Prover:
     """Proves one cell's invariants against its write sites."""
 
     def __init__(self, info: CellInfo):
-        from ...syntax.render import render_expr
-
         self.render = render_expr
         self.info = info
         self.slots = set(info.slots)

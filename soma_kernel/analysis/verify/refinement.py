@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...syntax import ast
-from ..model import MachineModel
+from ...syntax.machines import MachineModel
 from .report import FAIL, INFO, PASS, WARN, CheckLine
 from .sites import THINK_BUILTINS, TransitionSite, call_sites, transition_sites
 

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..model import MachineModel
+from ...syntax.machines import MachineModel
 from .temporal import TemporalResult
 
 PASS, WARN, FAIL, INFO = "✓", "⚠", "✗", "·"

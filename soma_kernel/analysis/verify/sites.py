@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from ...syntax import ast
+from ...syntax.render import render_expr
 from ..walk import children
 
 TRANSITION = "transition"
@@ -172,8 +173,6 @@ def pattern_text(pattern: ast.Node) -> str:
 
 def render_condition(expr: ast.Expr) -> str:
     """A condition as the desugared program renders it (see module doc)."""
-    from ...syntax.render import render_expr
-
     return render_expr(desugar_short_circuit(expr))
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ...project import VerifySettings
+from ...project.settings import VerifySettings
 from .graph import Graph, find_fair_lasso, reachable, shortest_path
 
 

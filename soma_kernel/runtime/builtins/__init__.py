@@ -1,124 +1,13 @@
 """The pure builtin library of Soma (spec §9), one module per group.
 
-Each group module registers its functions with `@builtin(...)`; importing
-this package fills `BUILTINS` (name -> Builtin). The interpreter calls a
-builtin through `call_builtin(name, args)` (arity checked, Python errors
-turned into SomaErrors) or, having checked the arity itself, through
-`BUILTINS[name].fn(*args)`.
-
-Builtins that need the interpreter's context (think, transition, now…)
-are not here: see runtime/signatures.py.
+The registry (`BUILTINS`, `@builtin`, `call_builtin`) is in registry.py;
+this package only assembles it: importing it imports every group module,
+and each registers its functions there.
 """
 
 from __future__ import annotations
 
-import inspect
-from dataclasses import dataclass
-from typing import Any, Callable, Optional
-
-from ...diagnostics import SomaError
-from ..values import type_of
-
-
-@dataclass(frozen=True)
-class Builtin:
-    """One builtin function: its Python implementation, arity range
-    (max_args None = variadic), group, signature text, a one-line doc, and
-    whether it is pure (no I/O, deterministic)."""
-
-    name: str
-    fn: Callable[..., Any]
-    min_args: int
-    max_args: Optional[int]
-    group: str
-    signature: str
-    doc: str
-    pure: bool = True
-
-
-BUILTINS: dict[str, Builtin] = {}
-
-
-def _arity_of(fn: Callable) -> tuple[int, Optional[int]]:
-    """(min, max) positional arity of a Python function (max None when it
-    takes *args); read once, at registration."""
-    low, high = 0, 0
-    for param in inspect.signature(fn).parameters.values():
-        if param.kind is param.VAR_POSITIONAL:
-            return low, None
-        high += 1
-        if param.default is param.empty:
-            low += 1
-    return low, high
-
-
-def builtin(group: str, signature: str, doc: str, *, name: Optional[str] = None,
-            aliases: tuple[str, ...] = (), pure: bool = True,
-            min_args: Optional[int] = None, max_args: Optional[int] = -1) -> Callable:
-    """Decorator registering a Python function as a Soma builtin.
-
-    The Soma name defaults to the text of `signature` before "(". Arity is
-    read from the Python signature unless `min_args`/`max_args` are given
-    (max_args None = variadic). `aliases` register the same function under
-    other names.
-    """
-
-    def register(fn: Callable) -> Callable:
-        soma_name = name or signature.split("(", 1)[0].strip()
-        low, high = _arity_of(fn)
-        low = low if min_args is None else min_args
-        high = high if max_args == -1 else max_args
-        for each in (soma_name, *aliases):
-            BUILTINS[each] = Builtin(each, fn, low, high, group, signature, doc, pure)
-        return fn
-
-    return register
-
-
-def arity_text(entry: Builtin) -> str:
-    """How many arguments a builtin takes, in words ("2", "1 to 3", "at least 1")."""
-    if entry.max_args is None:
-        return f"at least {entry.min_args}"
-    if entry.max_args == entry.min_args:
-        return str(entry.min_args)
-    return f"{entry.min_args} to {entry.max_args}"
-
-
-def arity_error(entry: Builtin, got: int) -> SomaError:
-    """The error for a call with the wrong number of arguments."""
-    count = arity_text(entry)
-    noun = "argument" if count == "1" else "arguments"
-    return SomaError("type", f"{entry.name}() takes {count} {noun}, got {got}")
-
-
-def argument_error(name: str, args: tuple | list) -> SomaError:
-    """The error for arguments of types a builtin does not accept."""
-    kinds = ", ".join(type_of(a) for a in args)
-    return SomaError("type", f"{name}() does not accept arguments ({kinds})")
-
-
-def call_builtin(name: str, args: list | tuple) -> Any:
-    """Call the builtin `name` with Soma values: checks the arity, turns a
-    Python-level failure on bad arguments into a SomaError kind "type"."""
-    entry = BUILTINS.get(name)
-    if entry is None:
-        raise SomaError("undefined_variable", f"unknown function {name}()")
-    count = len(args)
-    if count < entry.min_args or (entry.max_args is not None and count > entry.max_args):
-        raise arity_error(entry, count)
-    try:
-        return entry.fn(*args)
-    except SomaError:
-        raise
-    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as err:
-        raise argument_error(name, args) from err
-    except OverflowError:
-        raise SomaError("range", f"{name}(): number out of range") from None
-    except RecursionError:
-        raise SomaError("stack_overflow", f"{name}(): value nested too deeply") from None
-
-
-from . import (  # noqa: E402  (the group modules register themselves)
+from . import (  # the group modules register themselves on import
     collections,
     crypto,
     csv,
@@ -132,7 +21,8 @@ from . import (  # noqa: E402  (the group modules register themselves)
     types,
     web,
 )
+from .registry import BUILTINS, Builtin, argument_error, arity_error, arity_text, builtin, call_builtin
 
-__all__ = ["BUILTINS", "Builtin", "builtin", "call_builtin", "arity_error", "argument_error",
+__all__ = ["BUILTINS", "Builtin", "builtin", "call_builtin", "arity_error", "arity_text", "argument_error",
            "collections", "crypto", "csv", "dates", "io", "jsonlib", "lambdas", "math", "pipeline",
            "strings", "types", "web"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ...diagnostics import SomaError
+from ...core.diagnostics import SomaError
 from ..values import Variant, type_of
 
 

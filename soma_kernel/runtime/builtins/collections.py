@@ -7,11 +7,11 @@ from __future__ import annotations
 from functools import cmp_to_key
 from typing import Any
 
-from ...diagnostics import SomaError
+from ...core.diagnostics import SomaError
 from .. import ops
 from ..values import Variant, display, equals
-from . import builtin
 from .checks import expect_int, expect_list, expect_map, expect_str, key_of
+from .registry import builtin
 
 GROUP = "collection"
 

@@ -6,10 +6,10 @@ import hashlib
 import hmac
 import secrets
 
-from ...diagnostics import SomaError
+from ...core.diagnostics import SomaError
 from ..values import display
-from . import builtin
 from .checks import expect_int
+from .registry import builtin
 
 GROUP = "io"
 

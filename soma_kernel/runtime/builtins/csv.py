@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 
-from ...diagnostics import SomaError
+from ...core.diagnostics import SomaError
 from ..values import display, to_json
-from . import builtin
 from .checks import expect_list, expect_map, expect_str
+from .registry import builtin
 
 GROUP = "csv"
 NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")

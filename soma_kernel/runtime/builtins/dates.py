@@ -8,10 +8,10 @@ import calendar
 import datetime as _dt
 import re
 
-from ...diagnostics import SomaError
+from ...core.diagnostics import SomaError
 from ..values import display
-from . import builtin
 from .checks import expect_int
+from .registry import builtin
 
 GROUP = "time"
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import sys
 
 from ..values import display
-from . import builtin
 from .checks import expect_str
+from .registry import builtin
 
 GROUP = "io"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import values
-from . import builtin
+from .registry import builtin
 
 GROUP = "types"
 

@@ -3,8 +3,8 @@ any, all, count, reduce. A lambda is any callable; it is called as fn(x)."""
 
 from __future__ import annotations
 
-from . import builtin
 from .checks import expect_function, expect_list, truthy
+from .registry import builtin
 
 GROUP = "lambda"
 

@@ -15,11 +15,11 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from functools import reduce as _reduce
 from typing import Any
 
-from ...diagnostics import SomaError
+from ...core.diagnostics import SomaError
 from .. import ops
 from ..values import format_float, type_of
-from . import builtin
 from .checks import expect_int, expect_list, expect_number
+from .registry import builtin
 
 GROUP = "math"
 

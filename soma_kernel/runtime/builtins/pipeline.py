@@ -6,12 +6,12 @@ from __future__ import annotations
 from functools import cmp_to_key
 from typing import Any, Callable
 
-from ...diagnostics import SomaError
+from ...core.diagnostics import SomaError
 from .. import ops
 from ..values import Variant, display, equals, type_of
-from . import builtin
 from .checks import expect_int, expect_list, expect_str, field_name, field_of, key_of
 from .collections import UNHASHABLE, dedup_key, is_descending
+from .registry import builtin
 
 GROUP = "pipeline"
 

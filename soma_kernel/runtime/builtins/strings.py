@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ...diagnostics import SomaError
+from ...core.diagnostics import SomaError
 from ..values import display, equals, map_key, type_of
-from . import builtin
 from .checks import expect_int, expect_list, expect_map, expect_str
 from .math import fixed_text
+from .pipeline import inner_join
+from .registry import builtin
 
 GROUP = "string"
 
@@ -350,7 +351,6 @@ def format_(fmt, *args):
 def join(items, sep="", key=None):
     """join(["a", "b"], "-") = "a-b"."""
     if type(sep) is list:
-        from .pipeline import inner_join
         return inner_join(items, sep, key)
     elements = expect_list("join", items)
     separator = sep if type(sep) is str else display(sep)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 import re
 
-from ...diagnostics import SomaError
+from ...core.diagnostics import SomaError
 from .. import values
-from . import builtin
+from .registry import builtin
 
 GROUP = "types"
 

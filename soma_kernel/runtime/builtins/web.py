@@ -6,10 +6,10 @@ like any other: `request("GET", "/x", "")._status == 404`."""
 
 from __future__ import annotations
 
-from ...diagnostics import SomaError
+from ...core.diagnostics import SomaError
 from ..values import display
-from . import builtin
 from .checks import expect_int, expect_str
+from .registry import builtin
 
 GROUP = "web"
 

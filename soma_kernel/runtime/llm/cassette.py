@@ -20,7 +20,7 @@ import json
 import os
 from typing import Iterable, Optional
 
-from ...diagnostics import SomaError
+from ...core.diagnostics import SomaError
 from .errors import llm_error
 from .providers import Reply
 from .redact import redact

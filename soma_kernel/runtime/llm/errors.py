@@ -7,7 +7,7 @@ and carries no traceback.
 
 from __future__ import annotations
 
-from ...diagnostics import SomaError
+from ...core.diagnostics import SomaError
 
 
 def llm_error(text: str) -> SomaError:

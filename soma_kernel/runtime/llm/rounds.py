@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from ...diagnostics import SomaError
+from ...core.diagnostics import SomaError
 from .errors import llm_error
 from ...syntax import ast
 from .cassette import Cassette

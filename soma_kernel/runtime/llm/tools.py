@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Optional
 
-from ...diagnostics import SomaError
+from ...core.diagnostics import SomaError
 from ...syntax import ast
 from ..types import value_checker
 from ..values import display

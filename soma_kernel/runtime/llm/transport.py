@@ -20,7 +20,7 @@ import time
 from collections import deque
 from typing import Callable
 
-from ...diagnostics import SomaError
+from ...core.diagnostics import SomaError
 from .errors import llm_error
 from .providers import ProviderFailure
 

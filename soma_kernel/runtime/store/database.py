@@ -14,7 +14,7 @@ import os
 import sqlite3
 from typing import Iterable, Optional
 
-from ...diagnostics import SomaError
+from ...core.diagnostics import SomaError
 from . import schema
 
 DEFAULT_TIMEOUT = 30.0

@@ -23,8 +23,8 @@ import html
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..analysis.model import MachineModel
 from ..analysis.verify.report import counter_example_text, labelled_trace, render_text
+from ..syntax.machines import MachineModel
 from .diagrams import diagram_bundle
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -200,7 +200,7 @@ def _fallback_html(sections: list[ReportSection], verdict: str, notes: list[str]
 
 def _build_widget(sections: list[ReportSection], verdict: str, notes: list[str]):
     """VBox(verdict, Accordion(one VBox per section))."""
-    import ipywidgets
+    import ipywidgets  # lazy: ~75 ms, paid by the first widget shown, not by every session
 
     panels = [ipywidgets.VBox([ipywidgets.HTML(_lines_html(s))]
                               + [ipywidgets.HTML(d) for d in _section_diagrams(s, always=True)])

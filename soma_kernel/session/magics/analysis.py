@@ -7,8 +7,16 @@ positions in `%check` messages point back at the notebook cells.
 
 from __future__ import annotations
 
-from ...session import SESSION_ORIGIN, MagicError
-from . import Magic, split_args
+from ...analysis.check import check_program
+from ...analysis.describe import describe_cell
+from ...analysis.skeleton import SkeletonError, skeleton_text
+from ...analysis.verify import verify_program
+from ...analysis.verify.report import VerifyReport
+from ...syntax import ast
+from ...testing.runner import Output, run_tests
+from ..definitions import SESSION_ORIGIN
+from ..widgets import test_widget, verify_widget
+from .base import Magic, MagicError, split_args
 
 
 def _program(session):
@@ -20,8 +28,6 @@ def _program(session):
 
 def check_magic(session, run, args: str, body) -> None:
     """%check: `soma check` on the session; messages point at the notebook cells."""
-    from ...analysis.check import check_program
-
     if args.strip():
         raise MagicError("usage: %check (it takes no arguments)")
     program, source_map = _program(session)
@@ -38,11 +44,6 @@ def verify_magic(session, run, args: str, body) -> None:
     As on the command line, check errors refuse to verify; they are shown at
     their notebook cells (cell[N]:line:col).
     """
-    from ...analysis.check import check_program
-    from ...analysis.verify import verify_program
-    from ...analysis.verify.report import VerifyReport
-    from ..widgets import verify_widget
-
     words = split_args(args, "%verify [--strict]")
     if any(w != "--strict" for w in words):
         raise MagicError("usage: %verify [--strict]")
@@ -62,9 +63,6 @@ def test_magic(session, run, args: str, body) -> None:
 
     ✗ lines and notes name the notebook cell of the rule (cell[N]:line).
     """
-    from ...testing.runner import Output, run_tests
-    from ..widgets import test_widget
-
     words = split_args(args, "%test [TestCell]")
     if len(words) > 1:
         raise MagicError("usage: %test [TestCell]")
@@ -83,8 +81,6 @@ def test_magic(session, run, args: str, body) -> None:
 
 def _only_test(program, name: str):
     """The program with one test cell kept (a MagicError when it is not defined)."""
-    from ...syntax import ast
-
     tests = [t.name for t in program.tests]
     if name not in tests:
         raise MagicError(f"no test cell named {name} (defined: {', '.join(tests) or 'none'})")
@@ -94,8 +90,6 @@ def _only_test(program, name: str):
 
 def describe_magic(session, run, args: str, body) -> None:
     """%describe [Cell]: what a cell (or every cell) declares, as `soma describe` tells it, lines as cell[N]:line."""
-    from ...analysis.describe import describe_cell
-
     words = split_args(args, "%describe [Cell]")
     if len(words) > 1:
         raise MagicError("usage: %describe [Cell]")
@@ -111,8 +105,6 @@ def describe_magic(session, run, args: str, body) -> None:
 
 def skeleton_magic(session, run, args: str, body) -> None:
     """%skeleton Cell.signal: one signal's frame, as `soma skeleton` prints it, lines as cell[N]:line."""
-    from ...analysis.skeleton import SkeletonError, skeleton_text
-
     words = split_args(args, "%skeleton Cell.signal")
     if len(words) != 1 or "." not in words[0]:
         raise MagicError("usage: %skeleton Cell.signal")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from .syntax.ast import NO_SPAN, Span
+from .spans import NO_SPAN, Span
 
 
 @dataclass

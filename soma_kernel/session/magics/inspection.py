@@ -6,8 +6,10 @@ instances and their histories; `runtime.mocks`) and never change it.
 
 from __future__ import annotations
 
-from ...session import MagicError
-from . import Magic, split_args
+from ...syntax.machines import build_model
+from ..diagrams import diagram_bundle
+from ..display import value_bundle
+from .base import Magic, MagicError, split_args
 
 
 def _cell_state(session, name: str):
@@ -38,8 +40,6 @@ def history_of(state, instance) -> list:
 
 def _model(session, name: str, machine: str | None = None):
     """The machine model of a cell (the named machine, else its first)."""
-    from ...analysis.model import build_model
-
     decl = _cell_state(session, name).decl
     machines = decl.machines
     if not machines:
@@ -54,8 +54,6 @@ def _model(session, name: str, machine: str | None = None):
 
 def state_magic(session, run, args: str, body) -> None:
     """%state Cell [id]: every instance and its state, or one instance's history and next states."""
-    from ..display import value_bundle
-
     words = split_args(args, "%state Cell [instance-id]")
     if len(words) not in (1, 2):
         raise MagicError("usage: %state Cell [instance-id]")
@@ -88,8 +86,6 @@ def _instance_key(instances: dict, word: str):
 
 def memory_magic(session, run, args: str, body) -> None:
     """%memory Cell: the cell's memory slots and their values."""
-    from ..display import value_bundle
-
     words = split_args(args, "%memory Cell")
     if len(words) != 1:
         raise MagicError("usage: %memory Cell")
@@ -110,8 +106,6 @@ def mocks_magic(session, run, args: str, body) -> None:
 
 def diagram_magic(session, run, args: str, body) -> None:
     """%diagram Cell [machine] [instance-id]: the machine with live instance counts and a path."""
-    from ..diagrams import diagram_bundle
-
     words = split_args(args, "%diagram Cell [machine] [instance-id]")
     if not 1 <= len(words) <= 3:
         raise MagicError("usage: %diagram Cell [machine] [instance-id]")

@@ -11,7 +11,11 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from ..runtime.builtins import BUILTINS
+from ..runtime.signatures import CONTEXT_BUILTINS
+from ..runtime.values import display, type_of
 from ..syntax import ast
+from ..syntax.machines import build_model
 
 NAME_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?")
 CALLEE_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?\s*$")
@@ -77,8 +81,6 @@ def _slot_line(slot: ast.Slot) -> str:
 
 def _machine_lines(machine: ast.StateMachine) -> list[str]:
     """A machine in a few lines: initial state and edges."""
-    from ..analysis.model import build_model
-
     model = build_model("", machine)
     edges = []
     for edge in machine.edges:
@@ -144,8 +146,6 @@ def member_help(session, decl: ast.CellDecl, member: str) -> Optional[str]:
 
 def _states(machine: ast.StateMachine) -> list[str]:
     """The states a machine names."""
-    from ..analysis.model import build_model
-
     return build_model("", machine).states
 
 
@@ -165,9 +165,6 @@ def type_help(decl: ast.TypeDecl) -> str:
 
 def builtin_help(name: str) -> Optional[str]:
     """A builtin's signature and doc."""
-    from ..runtime.builtins import BUILTINS
-    from ..runtime.signatures import CONTEXT_BUILTINS
-
     entry = CONTEXT_BUILTINS.get(name) or BUILTINS.get(name)
     if entry is None:
         return None
@@ -206,21 +203,17 @@ def _name_help(session, name: str, cells: dict) -> list[Optional[str]]:
     for decl in cells.values():
         texts.append(member_help(session, decl, name))
     if name in session.variables:
-        from ..runtime.values import display, type_of
-
         value = session.variables[name]
         texts.append(f"{name}: {type_of(value)} = {display(value)}")
     texts.append(builtin_help(name))
     texts.append(KEYWORD_HELP.get(name))
-    texts.append(_magic_help(name))
+    texts.append(_magic_help(session, name))
     return texts
 
 
-def _magic_help(name: str) -> Optional[str]:
-    """Usage and doc of a magic named `name` or `%name`."""
-    from .magics import registry_of_magics
-
-    magic = registry_of_magics().get(name.lstrip("%"))
+def _magic_help(session, name: str) -> Optional[str]:
+    """Usage and doc of a magic named `name` or `%name` (the session's magics)."""
+    magic = session.magics.get(name.lstrip("%"))
     if magic is None or not name.startswith("%"):
         return None
     return f"{magic.usage}\n  {magic.doc}"

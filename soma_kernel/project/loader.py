@@ -1,21 +1,20 @@
 """Loading a program from disk: the file, its parse and its soma.toml.
 
-Every command starts here, so every command words a missing file, a parse
-error and a bad soma.toml the same way.
+Every command loads its program here (through commands/program.py) and the
+session's `%load` reads its file with `read_source`, so a missing file, a
+parse error and a bad soma.toml are worded the same way everywhere.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
 from typing import Optional
 
-from .diagnostics import SomaSyntaxError
-
-
-class UserError(Exception):
-    """A problem with the user's input, already worded for them (no traceback)."""
+from ..core.diagnostics import SomaSyntaxError
+from ..core.errors import UserError
+from ..syntax.parser import parse
+from .settings import load_project
 
 
 @dataclass
@@ -43,19 +42,8 @@ def read_source(path: str) -> str:
         raise UserError(f"error: {path}: {err.strerror}") from None
 
 
-def load_or_report(path: str, with_project: bool = True) -> Optional[LoadedProgram]:
-    """`load(path)`, or None after printing the user error on stderr (commands exit 1 then)."""
-    try:
-        return load(path, with_project)
-    except UserError as err:
-        print(str(err), file=sys.stderr)
-        return None
-
-
 def load(path: str, with_project: bool = True) -> LoadedProgram:
     """Read, parse and pair a program with the soma.toml of its folder."""
-    from .syntax.parser import parse
-
     source = read_source(path)
     try:
         program = parse(source, origin=path)
@@ -63,7 +51,5 @@ def load(path: str, with_project: bool = True) -> LoadedProgram:
         raise UserError(err.diagnostic.render(source)) from None
     project = None
     if with_project:
-        from .project import load_project
-
         project = load_project(os.path.dirname(path))
     return LoadedProgram(path, source, program, project)

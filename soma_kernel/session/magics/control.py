@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ...session import MagicError
-from . import Magic, split_args
+from ..inspect import help_text
+from .base import Magic, MagicError, split_args
 
 
 def reset_magic(session, run, args: str, body) -> None:
@@ -25,9 +25,7 @@ def reset_magic(session, run, args: str, body) -> None:
 
 def help_magic(session, run, args: str, body) -> None:
     """%help: the magics, and how to ask about a name."""
-    from . import registry_of_magics
-
-    magics = [m for m in registry_of_magics().values() if not m.name.startswith("?")]
+    magics = [m for m in session.magics.values() if not m.name.startswith("?")]
     width = max(len(m.usage) for m in magics)
     lines = ["Soma kernel magics (a line of their own, run in order with the code; %%toml takes the whole cell):"]
     lines += [f"  {m.usage:<{width}}  {m.doc}" for m in magics]
@@ -44,8 +42,6 @@ def help_magic(session, run, args: str, body) -> None:
 
 def _help_or_error(session, name: str, usage: str) -> str:
     """The help text on `name`, or a MagicError saying what is missing."""
-    from ..inspect import help_text
-
     if not name:
         raise MagicError(f"usage: {usage} (a cell, Cell.handler, slot, type, builtin or keyword)")
     text = help_text(session, name)

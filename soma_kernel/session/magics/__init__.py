@@ -1,33 +1,27 @@
 """Kernel magics: `%name args` lines anywhere in a cell (run in order with its code), `%%toml` cell magics, `?name`, `??name`.
 
 Each module of this package holds one group of magics and lists them in a
-`MAGICS` tuple of `Magic` records; `REGISTRY` maps every name to its record.
+`MAGICS` tuple of `Magic` records (base.py: what a magic module needs);
+this module assembles them: `REGISTRY` maps every name to its record.
 A magic is a function `(session, run, args, body)`: `run` is the CellRun it
 writes to (`run.out(text)`, `run.show(bundle)`), `args` the text after the
-name, `body` the rest of the cell for cell magics (else None). Heavy imports
-happen inside the functions, so listing the magics costs nothing.
+name, `body` the rest of the cell for cell magics (else None). A magic reads
+the session only through the object it is given; no magic imports the
+session module.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple, Optional
+from typing import NamedTuple, Optional
 
-from ...session import MagicError
 from ...syntax.ast import Span
+from . import analysis, control, files, inspection
+from .base import Magic, MagicError, split_args
 
-
-@dataclass(frozen=True)
-class Magic:
-    """One magic: its name, usage line, one-line doc, function and whether it takes the cell body."""
-
-    name: str
-    usage: str
-    doc: str
-    run: Callable
-    cell: bool = False
+__all__ = ["REGISTRY", "Magic", "MagicError", "split_args", "split_cell", "run_cell_magic", "run_line_magic",
+           "magic_span", "lookup"]
 
 
 MAGIC_LINE = re.compile(r"^\s*(%%?[A-Za-z]|\?\??[A-Za-z_])")
@@ -138,9 +132,13 @@ def _names(message: str, word: str) -> bool:
     return re.search(rf"(?<![\w.%]){re.escape(word)}(?!\w)", message) is not None
 
 
+REGISTRY: dict[str, Magic] = {magic.name: magic
+                             for module in (analysis, inspection, files, control) for magic in module.MAGICS}
+
+
 def lookup(name: str, cell: bool) -> Magic:
     """The magic called `name`, or a MagicError that lists the known ones."""
-    registry = registry_of_magics()
+    registry = REGISTRY
     magic = registry.get(name)
     prefix = "%%" if cell else "%"
     if magic is None or magic.cell != cell:
@@ -149,25 +147,3 @@ def lookup(name: str, cell: bool) -> Magic:
             raise MagicError(f"{prefix}{name}: use it as {'%%' if magic.cell else '%'}{name} ({magic.usage})")
         raise MagicError(f"unknown magic {prefix}{name} — known magics: {known} (see %help)")
     return magic
-
-
-def split_args(args: str, usage: str) -> list[str]:
-    """Shell-like words of a magic's arguments, or a MagicError quoting the usage."""
-    try:
-        return shlex.split(args)
-    except ValueError as err:
-        raise MagicError(f"{err}; usage: {usage}") from None
-
-
-_REGISTRY: dict[str, Magic] = {}
-
-
-def registry_of_magics() -> dict[str, Magic]:
-    """Every magic by name (modules are imported on first use)."""
-    if not _REGISTRY:
-        from . import analysis, control, files, inspection
-
-        for module in (analysis, inspection, files, control):
-            for magic in module.MAGICS:
-                _REGISTRY[magic.name] = magic
-    return _REGISTRY

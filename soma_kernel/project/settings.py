@@ -20,9 +20,9 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .diagnostics import caret_lines
-from .loader import UserError
-from .syntax.ast import Span
+from ..core.diagnostics import caret_lines
+from ..core.errors import UserError
+from ..syntax.ast import Span
 
 MANIFEST_NAME = "soma.toml"
 

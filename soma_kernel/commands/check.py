@@ -1,39 +1,28 @@
 """`soma-kernel check FILE [--json]`: run the static checks and print the report.
 
 Exit codes: 0 when the program passes, 1 on check errors or when the file
-cannot be read or parsed (the loader's message goes to stderr), 2 on a usage
-error.
+cannot be read or parsed (the loader's message goes to stderr, or into the
+JSON report under --json), 2 on a usage error.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
-from ..loader import UserError, load
-from .check import check_program
-
-USAGE = "usage: soma-kernel check FILE [--json]"
+from ..analysis.check import check_program
+from .program import load_program, print_error
 
 
-def main(argv: list[str]) -> int:
+def run(args: argparse.Namespace) -> int:
     """Run `check` and return its exit code."""
-    as_json = "--json" in argv
-    paths = [a for a in argv if a != "--json"]
-    unknown = [a for a in paths if a.startswith("-")]
-    if len(paths) != 1 or unknown:
-        print(USAGE, file=sys.stderr)
-        return 2
-    try:
-        loaded = load(paths[0])
-    except UserError as err:
-        if as_json:
-            print(_load_failure_json(str(err)), end="")
-        else:
-            print(err, file=sys.stderr)
+    report_failure = (lambda message: print(_load_failure_json(message), end="")) if args.json else print_error
+    loaded = load_program(args.file, report=report_failure)
+    if loaded is None:
         return 1
     report = check_program(loaded.program, loaded.project)
-    sys.stdout.write(report.render_json() if as_json else report.render_text())
+    sys.stdout.write(report.render_json() if args.json else report.render_text())
     return 0 if report.passed else 1
 
 

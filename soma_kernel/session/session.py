@@ -28,6 +28,7 @@ Rules of a notebook session:
 from __future__ import annotations
 
 import contextlib
+import difflib
 import fnmatch
 import os
 import re
@@ -36,18 +37,24 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from .diagnostics import Diagnostic, SomaError, SomaSyntaxError, caret_lines
-from .loader import UserError
-from .syntax import ast
-from .syntax.ast import Span
+from ..analysis.check import check_program
+from ..core.diagnostics import Diagnostic, SomaError, SomaSyntaxError, caret_lines
+from ..core.errors import UserError
+from ..project.settings import load_project
+from ..runtime.builtins import BUILTINS
+from ..runtime.interpreter import Runtime
+from ..syntax import ast
+from ..syntax.ast import Span
+from ..syntax.parser import parse, parse_fragment
+from ..testing.runner import run_rule
+from .definitions import SESSION_ORIGIN, Definition, SourceMap, combined_text, definition_key
+from .display import value_bundle
+from .magics import REGISTRY, MagicError, magic_span, run_cell_magic, run_line_magic, split_cell
 
 DEFINITION_TYPES = (ast.CellDecl, ast.TypeDecl, ast.TestCell, ast.Flesh)
 RULE_TYPES = (ast.RuleMock, ast.RuleAssert, ast.RuleAssertFails, ast.RuleLet, ast.RuleProperty)
-SESSION_ORIGIN = "session.cell"
-LINE_WORDS = re.compile(r"\((lines?) (\d+)(?:–(\d+))?\)")
 UNKNOWN_NAME = re.compile(r"(?:no cell named|no handler|undefined function) '(\w+)'")
 UNKNOWN_NAME_OWNER = re.compile(r"cell '(\w+)' has no handler")
-SESSION_POSITION = re.compile(re.escape(SESSION_ORIGIN) + r":(\d+)(?::(\d+))?")
 
 RUNTIME_HINTS = {
     "undefined_variable": "define it in an earlier cell (top-level `let` lines are kept) or check the spelling",
@@ -60,10 +67,6 @@ RUNTIME_HINTS = {
 INTERRUPTED = ("KeyboardInterrupt: interrupted — the running statement was rolled back (or the magic stopped); "
                "the session is intact")
 DEFAULT_RUNTIME_HINT = "the statement was rolled back: the session is as it was before it"
-
-
-class MagicError(Exception):
-    """A magic was misused (unknown name, bad arguments); the text says how."""
 
 
 class CellError(Exception):
@@ -116,18 +119,6 @@ class ExecutionResult:
     def displays(self) -> list[dict]:
         """The display bundles, in order."""
         return [o.bundle for o in self.outputs if o.kind == "display"]
-
-
-@dataclass
-class Definition:
-    """A top-level item the session holds: where it came from and its text."""
-
-    key: tuple[str, str]
-    item: ast.Node
-    text: str
-    origin: str
-    source: str
-    cell_key: str
 
 
 class _StreamTee:
@@ -206,8 +197,11 @@ class Session:
     """A live Soma session: definitions by notebook cell, a runtime, a project.
 
     `project` is the soma.toml of `directory` (default: the working folder)
-    until `%%toml` replaces it.
+    until `%%toml` replaces it. `magics` maps every magic's name to its
+    record; the magics, `%help`, completion and inspection read it from here.
     """
+
+    magics = REGISTRY
 
     def __init__(self, directory: Optional[str] = None):
         self.directory = os.path.abspath(directory or os.getcwd())
@@ -228,8 +222,6 @@ class Session:
     def project(self):
         """The session's soma.toml (a ProjectConfig) or None."""
         if not self._project_loaded:
-            from .project import load_project
-
             self._project = load_project(self.directory)
             self._project_loaded = True
         return self._project
@@ -245,8 +237,6 @@ class Session:
     def runtime(self):
         """The interpreter holding every definition, slot and machine instance."""
         if self._runtime is None:
-            from .runtime.interpreter import Runtime
-
             self._runtime = Runtime(agent_mock=self._agent_mock(), under_test=False, note=self._note,
                                     project_dir=self.directory, project=self.project)
             self._runtime.agent.ask = self.ask_person
@@ -311,8 +301,6 @@ class Session:
 
     def _run_cell(self, run: CellRun) -> None:
         """A cell magic on its body, or magic lines and Soma code in source order."""
-        from .kernel.magics import run_cell_magic, run_line_magic, split_cell
-
         parts = split_cell(run.code)
         if parts.cell_magic is not None:
             name, args, _ = parts.cell_magic
@@ -329,8 +317,6 @@ class Session:
 
     def run_soma(self, run: CellRun, code: str, origin: str) -> None:
         """Parse `code`, apply its definitions, then run its statements."""
-        from .syntax.parser import parse_fragment
-
         try:
             nodes = parse_fragment(code, origin)
         except SomaSyntaxError as err:
@@ -343,8 +329,6 @@ class Session:
         for index, node in enumerate(runnable):
             value = self._run_statement(run, node, code, origin)
             if index == len(runnable) - 1 and isinstance(node, ast.ExprStmt) and value is not None:
-                from .kernel.display import value_bundle
-
                 run.result.result = value_bundle(value)
 
     # ------------------------------------------------------------ definitions
@@ -391,8 +375,6 @@ class Session:
         """
         if not items:
             return
-        from .analysis.check import check_program
-
         keys = {definition_key(item) for item in items}
         cell_key = run.cell_key
         others = [d for d in self.definitions.values() if d.cell_key != cell_key and d.key not in keys]
@@ -431,8 +413,6 @@ class Session:
         The last parse is kept: checking a definition and the magics after it
         read the same text, which is parsed once (a large program takes seconds).
         """
-        from .syntax.parser import parse
-
         text, starts = combined_text(definitions)
         if self._parsed is None or self._parsed[0] != text:
             self._parsed = (text, parse(text, origin=SESSION_ORIGIN))
@@ -447,8 +427,6 @@ class Session:
         runner's `run_rule`, so their ✓/✗ lines are exactly those of `soma test`.
         """
         if isinstance(node, RULE_TYPES):
-            from .testing.runner import run_rule
-
             for line in run_rule(self.runtime, node, self.variables, origin).lines:
                 run.out(line)
             return None
@@ -472,8 +450,6 @@ class Session:
 
     def _did_you_mean(self, text: str) -> Optional[str]:
         """`did you mean …?` for a misspelt handler, function or cell name, from what the session defines."""
-        import difflib
-
         missing = UNKNOWN_NAME.search(text)
         if missing is None:
             return None
@@ -482,8 +458,6 @@ class Session:
         if missing.group(0).startswith("no cell"):
             known = list(cells)
         else:
-            from .runtime.builtins import BUILTINS
-
             owner = UNKNOWN_NAME_OWNER.search(text)
             handlers = [h.name for name, state in cells.items() if owner is None or owner.group(1) == name
                         for h in state.decl.handlers]
@@ -530,111 +504,6 @@ class Session:
         return [(c, code) for c, code in self.history if c >= start and (stop is None or c < stop)]
 
 
-class SourceMap:
-    """Maps positions in the combined session text back to the cell each part came from."""
-
-    def __init__(self, text: str, definitions: list[Definition], starts: list[int]):
-        self.text = text
-        self.definitions = definitions
-        self.starts = starts
-
-    def _part(self, span: Span) -> Optional[int]:
-        """Index of the definition whose text holds `span`."""
-        for index in range(len(self.starts) - 1, -1, -1):
-            if self.starts[index] <= span.start:
-                return index
-        return None
-
-    def owner(self, span: Span) -> Optional[tuple[str, str]]:
-        """The key of the definition holding `span`."""
-        index = self._part(span)
-        return None if index is None else self.definitions[index].key
-
-    def to_cell(self, span: Span) -> tuple[Definition, Span]:
-        """The definition holding `span` and the span in its own cell's text."""
-        index = self._part(span) or 0
-        part = self.definitions[index]
-        base = part.item.span
-        first_line = self.text.count("\n", 0, self.starts[index]) + 1
-        shift = base.start - self.starts[index]
-
-        def line_col(line: int, col: int) -> tuple[int, int]:
-            return line - first_line + base.line, (col + base.col - 1) if line == first_line else col
-
-        line, col = line_col(span.line, span.col)
-        end_line, end_col = line_col(span.end_line, span.end_col)
-        return part, Span(line, col, end_line, end_col, span.start + shift, span.end + shift)
-
-    def place(self, line: int, col: Optional[int] = None) -> str:
-        """`cell[N]:line[:col]` in the notebook cell of a combined-text position (1-based)."""
-        if not self.definitions or line <= 0:
-            return f"{SESSION_ORIGIN}:{line}" + (f":{col}" if col is not None else "")
-        offset = _line_offset(self.text, line) + max((col or 1) - 1, 0)
-        part, span = self.to_cell(Span(line, col or 1, line, col or 1, offset, offset))
-        return f"{part.origin}:{span.line}" + (f":{span.col}" if col is not None else "")
-
-    def relabel(self, text: str) -> str:
-        """`text` with every `session.cell:line[:col]` replaced by its notebook cell position."""
-
-        def moved(match) -> str:
-            col = match.group(2)
-            return self.place(int(match.group(1)), int(col) if col else None)
-
-        return SESSION_POSITION.sub(moved, text)
-
-    def relabel_line_words(self, text: str) -> str:
-        """`text` with each `(line N)` / `(lines A–B)` of the combined text as `(cell[N]:line)` / `(cell[N]:A–B)`."""
-
-        def moved(match) -> str:
-            first = self.place(int(match.group(2)))
-            if match.group(3) is None:
-                return f"({first})"
-            last = self.place(int(match.group(3))).rsplit(":", 1)[1]
-            return f"({first}–{last})"
-
-        return LINE_WORDS.sub(moved, text)
-
-    def render(self, diagnostic: Diagnostic) -> str:
-        """A diagnostic of the combined program, rendered at its place in its notebook cell."""
-        if diagnostic.span.line <= 0 or not self.definitions:
-            return diagnostic.render()
-        part, span = self.to_cell(diagnostic.span)
-        moved = Diagnostic(diagnostic.severity, diagnostic.message, span, part.origin, diagnostic.kind, diagnostic.hint)
-        return moved.render(part.source)
-
-
-def definition_key(item) -> tuple[str, str]:
-    """(kind, name) of a top-level definition: `cell`, `type`, `test` or `flesh`."""
-    kind = {ast.CellDecl: "cell", ast.TypeDecl: "type", ast.TestCell: "test", ast.Flesh: "flesh"}[type(item)]
-    return kind, item.name
-
-
-def combined_text(definitions: list[Definition]) -> tuple[str, list[int]]:
-    """The definitions' texts joined by blank lines, types first; and where each starts.
-
-    `definitions` is reordered in place to the order of the text.
-    """
-    order = {"type": 0, "cell": 1, "flesh": 2, "test": 3}
-    definitions.sort(key=lambda d: order[d.key[0]])
-    parts, starts, offset = [], [], 0
-    for definition in definitions:
-        starts.append(offset)
-        parts.append(definition.text)
-        offset += len(definition.text) + 2
-    return "\n\n".join(parts) + ("\n" if parts else ""), starts
-
-
-def _line_offset(text: str, line: int) -> int:
-    """Offset of the first character of 1-based `line` in `text`."""
-    offset = 0
-    for _ in range(line - 1):
-        found = text.find("\n", offset)
-        if found < 0:
-            return len(text)
-        offset = found + 1
-    return offset
-
-
 POSITIONED_ELSEWHERE = re.compile(r"^error: \S.*:\d+:\d+: ")
 
 
@@ -648,8 +517,6 @@ def _magic_errors_at(run: CellRun, line: int, args: str):
     try:
         yield
     except (MagicError, UserError) as err:
-        from .kernel.magics import magic_span
-
         text = str(err)
         first, _, rest = text.partition("\n")
         message = first[len("error: "):] if first.startswith("error: ") else first

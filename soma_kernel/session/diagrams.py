@@ -1,6 +1,6 @@
 """State-machine diagrams: DOT, mermaid, plain text and the notebook bundle.
 
-Every renderer reads the one `MachineModel` (soma_kernel.analysis.model):
+Every renderer reads the one `MachineModel` (soma_kernel.syntax.machines):
 its states in declaration order and its expanded edges. Nothing here looks
 at the AST except to print a guard through `render_expr`.
 
@@ -24,7 +24,8 @@ import html
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional, Sequence
 
-from ..analysis.model import MachineModel, ModelEdge
+from ..syntax.machines import MachineModel, ModelEdge
+from ..syntax.render import render_expr
 from . import svg
 
 MAX_LAYOUT_STATES = 200
@@ -66,7 +67,6 @@ def guard_text(edge: ModelEdge) -> Optional[str]:
     """The guard of an edge as Soma source text, or None when it has none."""
     if edge.guard is None:
         return None
-    from ..syntax.render import render_expr
     return render_expr(edge.guard)
 
 

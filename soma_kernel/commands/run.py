@@ -18,28 +18,16 @@ import os
 import sys
 from typing import Optional
 
-from ..diagnostics import SomaError
-from ..loader import load_or_report
+from ..core.diagnostics import SomaError
+from ..runtime.interpreter import Runtime
+from ..runtime.store import default_store_path, open_store
+from ..runtime.values import to_json
+from .program import load_program
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    """The command's arguments."""
-    parser = argparse.ArgumentParser(prog="soma-kernel run", description="Call one handler of a Soma program.")
-    parser.add_argument("file")
-    parser.add_argument("handler", nargs="?")
-    parser.add_argument("args", nargs="*")
-    parser.add_argument("--fresh", action="store_true", help="start from empty persistent state")
-    return parser.parse_args(argv)
-
-
-def main(argv: list[str]) -> int:
+def run(args: argparse.Namespace) -> int:
     """Run the handler; exit 1 on a Soma error (printed as file:line:col: kind: message)."""
-    from .interpreter import Runtime
-    from .store import default_store_path, open_store
-    from .values import to_json
-
-    args = parse_args(argv)
-    loaded = load_or_report(args.file)
+    loaded = load_program(args.file)
     if loaded is None:
         return 1
     agent = (loaded.project.agent if loaded.project is not None else {}) or {}

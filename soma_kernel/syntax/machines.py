@@ -2,7 +2,7 @@
 
 Built once from a cell's `state` section, it feeds everything that looks at a
 machine: the runtime (which edges exist), verify (graph checks, temporal
-properties), describe, the kernel's diagrams (DOT, mermaid, text) and the
+properties), describe, the session's diagrams (DOT, mermaid, text) and the
 verify widget's counter-example highlight.
 
 States are kept in order of first appearance (the initial state first, then
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..syntax import ast
+from . import ast
 
 
 @dataclass(frozen=True)

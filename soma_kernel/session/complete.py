@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import re
 
+from ..runtime.builtins import BUILTINS
+from ..runtime.memory import SLOT_METHODS
+from ..runtime.signatures import CONTEXT_BUILTINS
 from ..syntax import ast
 from ..syntax.keywords import KEYWORDS, TYPES
 
@@ -23,9 +26,6 @@ SLOT_DECLARED = re.compile(r"\b([a-z_][A-Za-z0-9_]*)\s*:\s*(?:Map|List)\s*<")
 
 def _candidates(session) -> dict[str, str]:
     """Every completable name with its kind (the first kind found wins)."""
-    from ..runtime.builtins import BUILTINS
-    from ..runtime.signatures import CONTEXT_BUILTINS
-
     found: dict[str, str] = {}
     for definition in session.definitions.values():
         kind, name = definition.key
@@ -83,11 +83,9 @@ def _cell_members(session, cell: str) -> dict[str, str]:
     return members
 
 
-def _magic_names() -> dict[str, str]:
-    """Magic names with their usage."""
-    from .magics import registry_of_magics
-
-    return {m.name: m.usage for m in registry_of_magics().values() if not m.name.startswith("?")}
+def _magic_names(session) -> dict[str, str]:
+    """Magic names with their usage (the session's magics)."""
+    return {m.name: m.usage for m in session.magics.values() if not m.name.startswith("?")}
 
 
 def _slot_names(session, code: str) -> set[str]:
@@ -103,11 +101,7 @@ def _slot_names(session, code: str) -> set[str]:
 def _method_options(session, code: str, receiver: str) -> dict[str, str]:
     """What may follow `receiver.`: slot methods on a slot, else the builtins callable as methods (UFCS)."""
     if receiver in _slot_names(session, code):
-        from ..runtime.memory import SLOT_METHODS
-
         return {name: "slot method" for name in SLOT_METHODS}
-    from ..runtime.builtins import BUILTINS
-
     return {name: "builtin" for name in BUILTINS}
 
 
@@ -169,7 +163,7 @@ def complete(session, code: str, cursor_pos: int) -> dict:
     magic = MAGIC_BEFORE.match(line)
     if magic and (magic.group(1) == "%" or before.strip() == line.strip()):
         prefix = magic.group(2)
-        options = {n: "magic" for n, m in _magic_names().items()
+        options = {n: "magic" for n, m in _magic_names(session).items()
                    if n.startswith(prefix) and (magic.group(1) == "%%") == m.startswith("%%")}
         return _reply(options, cursor_pos - len(prefix), cursor_pos)
     member = MEMBER_BEFORE.search(before)

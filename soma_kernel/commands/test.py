@@ -6,24 +6,14 @@ import argparse
 import json
 import sys
 
-from ..loader import load_or_report
+from ..analysis.check import check_program
+from ..testing.runner import Output, run_tests
+from .program import load_program
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    """The command's arguments."""
-    parser = argparse.ArgumentParser(prog="soma-kernel test", description="Run the test cells of a Soma program.")
-    parser.add_argument("file")
-    parser.add_argument("--json", action="store_true", help="print one JSON report")
-    parser.add_argument("--only", metavar="NAME", help="run only this test cell")
-    return parser.parse_args(argv)
-
-
-def main(argv: list[str]) -> int:
+def run(args: argparse.Namespace) -> int:
     """Check the program, then run its tests; exit 1 on any failure."""
-    from .runner import Output, run_tests
-
-    args = parse_args(argv)
-    loaded = load_or_report(args.file)
+    loaded = load_program(args.file)
     if loaded is None:
         return 1
     refusal = check_refusal(loaded)
@@ -45,8 +35,6 @@ def main(argv: list[str]) -> int:
 
 def check_refusal(loaded) -> str:
     """The refusal text when the program fails `soma check`, else ''."""
-    from ..analysis.check import check_program
-
     result = check_program(loaded.program, loaded.project)
     if not result.errors:
         return ""

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import os
 
-from ...session import MagicError
-from . import Magic, split_args
+from ...core.diagnostics import SomaError
+from ...project.loader import read_source
+from ...project.settings import load_project, parse_project_text
+from ...runtime.llm.config import cassette_mode
+from ...runtime.llm.redact import shown_url
+from .base import Magic, MagicError, split_args
 
 
 def _path(session, args: str, usage: str) -> str:
@@ -21,9 +25,6 @@ def load_magic(session, run, args: str, body) -> None:
 
     A soma.toml beside the file becomes the session's soma.toml.
     """
-    from ...loader import read_source
-    from ...project import load_project
-
     path = _path(session, args, "%load FILE.cell")
     text = read_source(path)
     shown = os.path.relpath(path, session.directory)
@@ -53,8 +54,6 @@ def save_magic(session, run, args: str, body) -> None:
 
 def toml_magic(session, run, args: str, body) -> None:
     """%%toml: the cell body replaces the session's soma.toml (an empty body removes it)."""
-    from ...project import parse_project_text
-
     if args.strip():
         raise MagicError("usage: %%toml on the first line, the soma.toml text below it")
     if not body.strip():
@@ -80,9 +79,6 @@ def cassette_magic(session, run, args: str, body) -> None:
         return
     if len(words) not in (1, 3) or (len(words) == 3 and words[1] != "--mode"):
         raise MagicError(f"usage: {CASSETTE_USAGE}")
-    from ...diagnostics import SomaError
-    from ...runtime.llm.config import cassette_mode
-
     try:
         mode = cassette_mode(words[2] if len(words) == 3 else os.environ.get("SOMA_LLM_CASSETTE_MODE"))
     except SomaError as err:
@@ -116,8 +112,6 @@ def _summary(project) -> str:
     if project.agent.get("mock"):
         parts.append(f"[agent] mock = {project.agent['mock']!r}")
     elif project.agent.get("provider") or project.agent.get("url"):
-        from ...runtime.llm.redact import shown_url
-
         where = f" at {shown_url(project.agent['url'])}" if project.agent.get("url") else ""
         parts.append(f"[agent] provider = {project.agent.get('provider', 'openai')!r}{where}")
     if project.verify.has_properties or project.verify.cells:

@@ -1,0 +1,106 @@
+"""The one command line: `soma-kernel check|test|verify|describe|skeleton|run|install|kernel`.
+
+Every command's arguments are declared here, in one argparse parser. What a
+command does is the `run(args) -> int` of its module in this package; that
+module is imported only when its command runs (measured lazy loading: the
+modules import the interpreter, the analyses or Jupyter, and `soma-kernel
+install` should not pay for the interpreter nor `soma-kernel test` for
+Jupyter). A command that reads a program loads it with `program.load_program`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+def _check(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def _test(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file")
+    parser.add_argument("--json", action="store_true", help="print one JSON report")
+    parser.add_argument("--only", metavar="NAME", help="run only this test cell")
+
+
+def _verify(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file")
+    parser.add_argument("--strict", action="store_true", help="treat every ⚠ as a failure")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def _describe(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file")
+    parser.add_argument("--json", action="store_true", help="print the description as JSON")
+    parser.add_argument("--faces", action="store_true", help="only the faces: signals, memory, machines")
+
+
+def _skeleton(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file")
+    parser.add_argument("signal", metavar="Cell.signal")
+
+
+def _run(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file")
+    parser.add_argument("handler", nargs="?")
+    parser.add_argument("args", nargs="*")
+    parser.add_argument("--fresh", action="store_true", help="start from empty persistent state")
+
+
+def _install(parser: argparse.ArgumentParser) -> None:
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--user", action="store_true", help="install for the current user")
+    where.add_argument("--sys-prefix", action="store_true", help="install into this Python's prefix (default)")
+    where.add_argument("--prefix", metavar="P", help="install into the prefix P (P/share/jupyter/kernels)")
+    parser.add_argument("--name", help="kernel name (default: soma)")
+
+
+def _kernel(parser: argparse.ArgumentParser) -> None:
+    """None here: the kernel's own arguments (`-f CONNECTION_FILE` …) go to ipykernel unparsed."""
+
+
+# name: (arguments, usage line or None for argparse's own, one-line help)
+COMMANDS = {
+    "check": (_check, "soma-kernel check FILE [--json]", "run soma check on a program"),
+    "test": (_test, None, "run the program's test cells"),
+    "verify": (_verify, None, "model-check state machines and prove invariants"),
+    "describe": (_describe, "soma-kernel describe FILE [--json] [--faces]", "describe how a program is built"),
+    "skeleton": (_skeleton, "soma-kernel skeleton FILE Cell.signal", "show one skeleton signal's frame"),
+    "run": (_run, None, "call one handler: run FILE handler [args]"),
+    "install": (_install, None, "install the Jupyter kernelspec"),
+    "kernel": (_kernel, None, "start the Jupyter kernel (used by the kernelspec)"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of every command."""
+    parser = argparse.ArgumentParser(prog="soma-kernel", description="The Soma toolchain and Jupyter kernel.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (arguments, usage, text) in COMMANDS.items():
+        sub = commands.add_parser(name, help=text, description=text, usage=usage)
+        arguments(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command and return its exit code (2 on a usage error)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = ["--help"] if argv == ["help"] else argv
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv[:1] if argv[:1] == ["kernel"] else argv)
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else 2
+    if args.command is None:
+        parser.print_help()
+        return 0 if argv else 2
+    if args.command == "kernel":
+        args.argv = argv[1:]
+    module = importlib.import_module(f"{__package__}.{args.command}")  # lazy: see the module docstring
+    try:
+        return module.run(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,1 @@
+"""Files and settings: reading a program from disk (loader) and its soma.toml (settings)."""

@@ -1,0 +1,1 @@
+"""The live notebook session: definitions by cell, magics, display, diagrams, widgets and editor help."""
