@@ -9,7 +9,7 @@ the kernel's widgets.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 from .spans import NO_SPAN, Span
 
@@ -94,6 +94,29 @@ class SomaError(Exception):
 
     def __str__(self) -> str:
         return self.text
+
+    def located(self, node, replace: bool = False) -> "SomaError":
+        """This error, given the span of `node` (anything with a `.span`) when it has none.
+
+        The one place a runtime error gets its position: the node that was
+        running when a span-less error (from a builtin, an operator, a type
+        check) went through it. `replace` moves an error that has a span to
+        `node` (an invariant refusal points at the write, not at the rule).
+        """
+        if node is not None and (replace or self.span.line == 0):
+            self.span = node.span
+        return self
+
+
+def locating(node, function: Callable) -> Callable:
+    """`function`, whose span-less SomaErrors get `node`'s span (see `SomaError.located`)."""
+    def run(*args):
+        try:
+            return function(*args)
+        except SomaError as err:
+            raise err.located(node)
+
+    return run
 
 
 class SomaSyntaxError(Exception):

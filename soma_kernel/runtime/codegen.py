@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..core.diagnostics import SomaError
+from ..core.diagnostics import SomaError, locating
 from ..syntax import ast
 from . import ops
 from .compiler import (SLOW_OPS, Compiler, ControlSignal, Scope, get_field, get_index, is_int_literal,
-                       iterate, located, raise_at, set_in)
+                       iterate, raise_at, set_in)
 from .values import display, type_of
 
 
@@ -29,39 +29,6 @@ MAX_INLINE_DEPTH = 40   # Python's parser refuses ~200 nested parentheses
 MAX_BLOCK_DEPTH = 60    # and 100 levels of indentation
 MAX_PYTHON_BLOCKS = 18  # and 20 statically nested for/while/try blocks
 EXACT_PARAM_TYPES = {"Int": "int", "String": "str", "Bool": "bool", "Float": "float"}
-
-
-def located_op(function, node):
-    """An operator function whose span-less errors get `node`'s span."""
-    def run(a, b):
-        try:
-            return function(a, b)
-        except SomaError as err:
-            raise located(node, err)
-
-    return run
-
-
-def located_check(check, node):
-    """A type checker whose span-less refusals get `node`'s span (the parameter)."""
-    def run(value):
-        try:
-            return check(value)
-        except SomaError as err:
-            raise located(node, err)
-
-    return run
-
-
-def located_neg(node):
-    """Unary minus whose span-less errors get `node`'s span."""
-    def run(value):
-        try:
-            return ops.neg(value)
-        except SomaError as err:
-            raise located(node, err)
-
-    return run
 
 
 def bad_condition(value, node):
@@ -204,7 +171,7 @@ class HandlerSource:
         """The text storing argument `position` in the frame, checked against its type."""
         if check is None:
             return f"args[{position}]"
-        checker = self.constant(located_check(check, param), "chk")
+        checker = self.constant(locating(param, check), "chk")
         exact = EXACT_PARAM_TYPES.get(param.type.name) if param.type is not None else None
         if exact is None:
             return f"{checker}(args[{position}])"
@@ -423,7 +390,7 @@ class HandlerSource:
             fail = self.constant(bad_bool, "badbool")
             return (f"(False if ({value} := {operand}) is True else (True if {value} is False "
                     f"else {fail}({value}, {where}, '!')))")
-        negate = self.constant(located_neg(node), "neg")
+        negate = self.constant(locating(node, ops.neg), "neg")
         return f"(-{value} if type({value} := {operand}) is int else {negate}({value}))"
 
     def x_Binary(self, node: ast.Binary, scope: Scope):
@@ -439,7 +406,7 @@ class HandlerSource:
 
     def binary_text(self, op: str, left: str, right: str, node, left_int: bool, right_int: bool) -> str:
         """An arithmetic/comparison operator with an inline Int fast path."""
-        slow = self.constant(located_op(SLOW_OPS[op], node), "op")
+        slow = self.constant(locating(node, SLOW_OPS[op]), "op")
         if op == "%" and right_int and not left_int and node.right.value > 0:
             # Python's floored % equals Soma's truncated % for a non-negative dividend.
             a = self.temp()

@@ -136,13 +136,6 @@ def raise_at(node: ast.Node, kind: str, detail: str, text: Optional[str] = None)
     raise SomaError(kind, detail, node.span, text=text)
 
 
-def located(node: ast.Node, err: SomaError) -> SomaError:
-    """Give a span-less error the span of the node that raised it."""
-    if err.span.line == 0:
-        err.span = node.span
-    return err
-
-
 class Compiler:
     """Compiles the bodies of one context: a cell's handlers, or session/test code.
 
@@ -335,7 +328,7 @@ class Compiler:
             try:
                 return range_object(*[a(f) for a in args])
             except SomaError as err:
-                raise located(expr, err)
+                raise err.located(expr)
 
         return make
 
@@ -410,7 +403,7 @@ class Compiler:
             try:
                 return assign(f)
             except SomaError as err:
-                raise located(node, err)
+                raise err.located(node)
 
         return run
 
@@ -586,7 +579,7 @@ class Compiler:
             try:
                 return ops.neg(value)
             except SomaError as err:
-                raise located(node, err)
+                raise err.located(node)
 
         return minus
 
@@ -616,7 +609,7 @@ class Compiler:
                 try:
                     return slow(a, constant)
                 except SomaError as err:
-                    raise located(node, err)
+                    raise err.located(node)
 
             return binary_constant
 
@@ -628,7 +621,7 @@ class Compiler:
             try:
                 return slow(a, b)
             except SomaError as err:
-                raise located(node, err)
+                raise err.located(node)
 
         return binary
 
@@ -760,7 +753,7 @@ class Compiler:
             try:
                 return cache[1](values)
             except SomaError as err:
-                raise located(node, err)
+                raise err.located(node)
 
         return run
 
@@ -805,7 +798,7 @@ class Compiler:
             try:
                 return cache[1](values)
             except SomaError as err:
-                raise located(node, err)
+                raise err.located(node)
 
         return ufcs
 

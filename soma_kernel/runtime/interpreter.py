@@ -20,7 +20,7 @@ import sys
 import time
 from typing import Callable, Iterable, Optional
 
-from ..core.diagnostics import SomaError
+from ..core.diagnostics import SomaError, locating
 from ..syntax import ast
 from ..syntax.invariant_terms import reads_size
 from ..syntax.machines import build_model
@@ -28,7 +28,7 @@ from ..syntax.render import render_expr
 from .agent import Agent
 from .builtins import BUILTINS, argument_error, call_builtin
 from .codegen import HandlerSource
-from .compiler import RETURN, Compiler, Scope, located
+from .compiler import RETURN, Compiler, Scope
 from .machines import MachineInstances, Transitions
 from .memory import CompiledInvariant, Journal, Slot
 from .types import identity, value_checker
@@ -682,22 +682,11 @@ def builtin_target(name: str, nargs: int, node):
         try:
             return function(*values)
         except SomaError as err:
-            raise located(node, err)
+            raise err.located(node)
         except (TypeError, ValueError, AttributeError, KeyError, IndexError):
-            raise located(node, argument_error(name, values)) from None
+            raise argument_error(name, values).located(node) from None
         except OverflowError:
             raise SomaError("range", f"{name}(): number out of range", node.span) from None
-
-    return run
-
-
-def locating(node, target):
-    """A call target whose span-less errors get the call's span."""
-    def run(values):
-        try:
-            return target(values)
-        except SomaError as err:
-            raise located(node, err)
 
     return run
 

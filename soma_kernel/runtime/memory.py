@@ -107,13 +107,6 @@ class CompiledInvariant:
         raise SomaError("invariant", f"{change} violates invariant {self.text}", self.node.span)
 
 
-def located_at(node, err: SomaError) -> SomaError:
-    """`err`, given `node`'s span when it has none."""
-    if err.span.line == 0 and node is not None:
-        err.span = node.span
-    return err
-
-
 def display_key(key) -> str:
     """A key as shown in messages: strings quoted."""
     return f'"{key}"' if isinstance(key, str) else display(key)
@@ -161,7 +154,7 @@ class Slot:
             try:
                 value = check(value)
             except SomaError as err:
-                raise located_at(node, err)
+                raise err.located(node)
         if self.is_list:
             return self.write_index(key, value, node)
         if type(key) is not str:
@@ -185,9 +178,7 @@ class Slot:
             try:
                 invariant.check(self, key, value, size)
             except SomaError as err:
-                if node is not None and err.kind == "invariant":
-                    err.span = node.span
-                raise
+                raise err.located(node, replace=err.kind == "invariant")
 
     def write_index(self, index, value, node=None):
         """Replace element `index` of a List slot."""
@@ -246,9 +237,7 @@ class Slot:
                 try:
                     invariant.check_one(self, key, removed, size, deleting=True)
                 except SomaError as err:
-                    if node is not None and err.kind == "invariant":
-                        err.span = node.span
-                    raise
+                    raise err.located(node, replace=err.kind == "invariant")
 
     def typed(self, value, node):
         """Check/coerce a written value against the slot's element type."""
@@ -257,7 +246,7 @@ class Slot:
         try:
             return self.element_check(value)
         except SomaError as err:
-            raise located_at(node, err)
+            raise err.located(node)
 
     def changed(self, key, from_here: bool = False) -> None:
         """Tell an observer (a bound store) which entry changed (`from_here`: every list position from `key` on)."""
