@@ -164,10 +164,29 @@ def test_failed_field_assert_names_the_fields_the_map_has(session):
         "         note: .status is () — the map has fields: state\n")
 
 
-def test_a_bad_mock_line_says_so_instead_of_passing_silently(session):
-    result = session.execute("mock approve 3", "a", count=5)
-    assert result.stream_text() == (
-        "  ✗ cell[5]:1  mock approve … — ERROR: type: mock approve takes true or false, got 3\n")
+def test_a_malformed_mock_is_an_error_that_stops_the_cell(session):
+    session.execute(COUNTER, "a")
+    result = session.execute('bump(1)\nmock think tool hotel_price("Oslo")\nbump(5)', "b", count=5)
+    assert not result.ok and result.error_name == "SomaError"
+    assert result.error == (
+        "error: cell[5]:2:12: undefined_variable: undefined variable 'tool'\n"
+        "2 | mock think tool hotel_price(\"Oslo\")\n"
+        "  |            ^^^^\n"
+        "  hint: `mock think \"reply\"` scripts the model's next reply (a String, or a list of them); "
+        "nothing was queued")
+    assert value(session.execute('count.get("n")', "c")) == "1"
+    assert session.execute("%mocks", "d").stream_text() == "no mocks queued\n"
+
+
+def test_a_mock_of_the_wrong_type_stops_the_cell_and_queues_nothing(session):
+    result = session.execute('mock approve [true, 3]\nprint("not reached")', "a", count=5)
+    assert result.stream_text() == ""
+    assert result.error == (
+        "error: cell[5]:1:1: type: mock approve takes true or false, got 3\n"
+        "1 | mock approve [true, 3]\n"
+        "  | ^^^^^^^^^^^^^^^^^^^^^^\n"
+        "  hint: `mock approve true` (or false, or a list of them) scripts the next approval; nothing was queued")
+    assert session.execute("%mocks", "b").stream_text() == "no mocks queued\n"
 
 
 def test_print_output_is_recorded_in_order(session):

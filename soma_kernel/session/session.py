@@ -15,9 +15,10 @@ Rules of a notebook session:
   defines; defining a name another notebook cell defined takes it over, with a
   one-line warning naming that cell.
 - Each top-level statement is one atomic invocation; the value of the last
-  expression is the cell's result. `mock`, `assert`, `assert_fails` and
-  `property` lines are run by the test runner's `run_rule`: they feed the
-  session's queues and print exactly the ✓/✗ lines of `soma test`.
+  expression is the cell's result. `assert`, `assert_fails` and `property`
+  lines are run by the test runner's `run_rule` and print exactly the ✓/✗
+  lines of `soma test`. A `mock` line feeds the session's queues; a mock
+  whose value fails is an error that stops the cell, and queues nothing.
 - Errors are rendered with `cell[N]:line:col`, the line and a caret, counted
   in the untrimmed cell text; the state is as it was before the failing
   statement. A bug in soma-kernel is an `InternalError`, never a dead kernel.
@@ -46,7 +47,7 @@ from ..runtime.interpreter import Runtime
 from ..syntax import ast
 from ..syntax.ast import Span
 from ..syntax.parser import parse, parse_fragment
-from ..testing.runner import run_rule
+from ..testing.runner import apply_mock, run_rule
 from .definitions import SESSION_ORIGIN, Definition, SourceMap, combined_text, definition_key
 from .display import value_bundle
 from .magics import REGISTRY, MagicError, magic_span, run_cell_magic, run_line_magic, split_cell
@@ -64,6 +65,12 @@ RUNTIME_HINTS = {
     "invalid_transition": "see `%diagram CELL` for the edges the machine declares",
     "llm": "script the model with `mock think \"reply\"` or set [agent] mock in `%%toml`",
 }
+MOCK_HINTS = {
+    "think": "`mock think \"reply\"` scripts the model's next reply (a String, or a list of them); "
+             "nothing was queued",
+    "approve": "`mock approve true` (or false, or a list of them) scripts the next approval; nothing was queued",
+}
+MOCK_HINT = "the mock's value could not be computed; nothing was queued"
 INTERRUPTED = ("KeyboardInterrupt: interrupted — the running statement was rolled back (or the magic stopped); "
                "the session is intact")
 DEFAULT_RUNTIME_HINT = "the statement was rolled back: the session is as it was before it"
@@ -426,6 +433,8 @@ class Session:
         Rules (`assert`, `assert_fails`, `mock`, `property`) go through the test
         runner's `run_rule`, so their ✓/✗ lines are exactly those of `soma test`.
         """
+        if isinstance(node, ast.RuleMock):
+            return self._run_mock(node, code, origin)
         if isinstance(node, RULE_TYPES):
             for line in run_rule(self.runtime, node, self.variables, origin).lines:
                 run.out(line)
@@ -435,13 +444,22 @@ class Session:
         except SomaError as err:
             raise CellError("SomaError", err.text, self._render_runtime_error(err, node.span, code, origin)) from None
 
+    def _run_mock(self, node: ast.RuleMock, code: str, origin: str) -> None:
+        """A `mock` line: a value that cannot be evaluated or does not fit is an error that stops the cell."""
+        try:
+            apply_mock(self.runtime, node, self.runtime.evaluate(node.value, self.variables))
+        except SomaError as err:
+            text = self._render_runtime_error(err, node.span, code, origin, MOCK_HINTS.get(node.target, MOCK_HINT))
+            raise CellError("SomaError", err.text, text) from None
+
     # ------------------------------------------------------------ errors
 
-    def _render_runtime_error(self, err: SomaError, statement: Span, code: str, origin: str) -> str:
+    def _render_runtime_error(self, err: SomaError, statement: Span, code: str, origin: str,
+                              hint: Optional[str] = None) -> str:
         """`error: cell[N]:line:col: text`, the line, a caret, where it was raised, a hint."""
         inside = _inside(err.span, statement)
         span = err.span if inside else statement
-        hint = self._did_you_mean(err.text) or RUNTIME_HINTS.get(err.kind, DEFAULT_RUNTIME_HINT)
+        hint = hint or self._did_you_mean(err.text) or RUNTIME_HINTS.get(err.kind, DEFAULT_RUNTIME_HINT)
         lines = [Diagnostic("error", err.text, span, origin, err.kind).render(code)]
         if not inside:
             lines.extend(self._raised_in(err.span))

@@ -234,10 +234,10 @@ def apply_mock(rt, rule: ast.RuleMock, value) -> None:
         for item in values:
             mocks.think.append(("error" if rule.is_error else "reply", display(item)))
     elif rule.target == "approve":
-        for item in values:
+        for item in values:  # all checked before any is queued: a bad list queues nothing
             if not isinstance(item, bool):
                 raise SomaError("type", f"mock approve takes true or false, got {display(item)}")
-            mocks.approve.append(item)
+        mocks.approve.extend(values)
     elif rule.target in ("now", "now_ms"):
         if type(value) is not int:
             raise SomaError("type", f"mock {rule.target} takes an Int, got {display(value)}")
