@@ -167,6 +167,16 @@ def test_toml_errors_point_at_the_notebook_cell_line(session):
     assert unknown.error.split("\n")[2] == "  | ^^^"
 
 
+def test_toml_below_the_first_line_says_it_must_be_the_first_line(session):
+    result = session.execute('let z = 1\n%%toml\n[agent]\nmock = "echo"\n', count=3)
+    assert result.error == (
+        "error: cell[3]:2:1: %%toml must be the cell's first line (the rest of the cell is its body); "
+        "put it in a cell of its own: %%toml\n"
+        "2 | %%toml\n"
+        "  | ^^^^^^")
+    assert session.project is None or "mock" not in session.project.agent
+
+
 def test_question_mark_and_inspect_share_the_help_text(session):
     shown = session.execute("?Counter").displays[0]["text/plain"]
     assert "signal bump(n: Int) -> Int" in shown

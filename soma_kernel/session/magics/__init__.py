@@ -141,6 +141,10 @@ def lookup(name: str, cell: bool) -> Magic:
     registry = REGISTRY
     magic = registry.get(name)
     prefix = "%%" if cell else "%"
+    cell_magic = registry.get(name[1:]) if name.startswith("%") and not cell else None
+    if cell_magic is not None and cell_magic.cell:  # `%%name` below the cell's first line
+        raise MagicError(f"%{name} must be the cell's first line (the rest of the cell is its body); "
+                         f"put it in a cell of its own: {cell_magic.usage}")
     if magic is None or magic.cell != cell:
         known = ", ".join(("%%" if m.cell else "%") + m.name for m in registry.values() if not m.name.startswith("?"))
         if magic is not None:
