@@ -93,7 +93,7 @@ def test_state_of_an_id_that_never_moved_is_the_initial_state():
     assert fresh.execute("%state A 5").stream_text() == "A 5: b\n  history: a → b\n  next: none (terminal)\n"
     assert fresh.execute("%state A x").stream_text() == (
         "A x: a (never moved: an id that has not transitioned is in the initial state)\n  next: b\n")
-    assert "image/svg+xml" in fresh.execute("%diagram A x").displays[0]
+    assert "image/svg+xml" in fresh.execute("%diagram A 5").displays[0]
 
 
 def test_state_and_memory_show_live_values(session):
@@ -116,6 +116,28 @@ def test_diagram_highlights_an_instance(session):
     bundle = session.execute("%diagram Counter d1").displays[0]
     assert "image/svg+xml" in bundle or "text/html" in bundle
     assert "closed" in bundle["text/plain"]
+
+
+def test_diagram_of_an_unknown_machine_or_instance_is_an_error_with_did_you_mean(session):
+    session.execute('open_door("d1")')
+    typo = session.execute("%diagram Counter dor", count=4)
+    assert typo.error == (
+        "error: cell[4]:1:18: Counter has no machine or instance dor (machines: door; instances: d1)"
+        " — did you mean door?\n"
+        "1 | %diagram Counter dor\n"
+        "  |                  ^^^")
+    unknown = session.execute("%diagram Counter door d11", count=5)
+    assert unknown.error == (
+        "error: cell[5]:1:23: Counter has no instance d11 (instances: d1; an id only becomes one when it first "
+        "transitions) — did you mean d1?\n"
+        "1 | %diagram Counter door d11\n"
+        "  |                       ^^^")
+    machine = session.execute("%diagram Counter dorr d1", count=6)
+    assert machine.error.split("\n")[0] == (
+        "error: cell[6]:1:18: cell Counter has no machine dorr (it has: door) — did you mean door?")
+    cell = session.execute("%diagram Countr", count=7)
+    assert cell.error.split("\n")[0] == (
+        "error: cell[7]:1:10: no cell named Countr (defined: Counter) — did you mean Counter?")
 
 
 def test_reset_one_cell_keeps_definitions(session):

@@ -544,7 +544,7 @@ def _magic_errors_at(run: CellRun, line: int, args: str):
         if POSITIONED_ELSEWHERE.match(first):
             raise CellError(name, message, f"{text}\n  (met by the magic at {run.origin}:{line})") from None
         source_line = run.code.split("\n")[line - 1]
-        span = magic_span(source_line, line, args, message)
+        span = magic_span(source_line, line, args, message, getattr(err, "word", None))
         rendered = Diagnostic("error", message, span, run.origin).render(run.code)
         raise CellError(name, message, rendered + (f"\n{rest}" if rest else "")) from None
 

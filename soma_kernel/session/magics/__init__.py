@@ -107,18 +107,22 @@ def run_line_magic(session, run, magic: MagicLine) -> None:
     lookup(magic.name, cell=False).run(session, run, magic.args, None)
 
 
-def magic_span(source_line: str, line: int, args: str, message: str) -> Span:
+def magic_span(source_line: str, line: int, args: str, message: str, word: Optional[str] = None) -> Span:
     """Where a magic's error points on its line (1-based `line`).
 
-    The first argument word the message names; else the `%name` when the
-    message names it (an unknown magic, a usage line); else all the
-    arguments; else the `%name`.
+    The argument `word` at fault when the error names one; else the first
+    argument word the message names; else the `%name` when the message
+    names it (an unknown magic, a usage line); else all the arguments; else
+    the `%name`.
     """
     indent = len(source_line) - len(source_line.lstrip())
     args_at = len(source_line.rstrip()) - len(args)  # the arguments end the line
     head = source_line[indent:args_at].rstrip() or source_line.strip()
     start, end = indent, indent + max(len(head), 1)
-    named = next((word for word in args.split() if _names(message, word)), None)
+    if word is not None and word in args.split():
+        named = word
+    else:
+        named = next((w for w in args.split() if _names(message, w)), None)
     if named is not None:
         start = source_line.find(named, args_at)
         end = start + len(named)

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Optional
 
 
 class MagicError(Exception):
-    """A magic was misused (unknown name, bad arguments); the text says how."""
+    """A magic was misused (unknown name, bad arguments); the text says how.
+
+    `word` is the argument at fault, when one is: the caret points at it.
+    """
+
+    def __init__(self, message: str, word: Optional[str] = None):
+        super().__init__(message)
+        self.word = word
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,8 @@ instances and their histories; `runtime.mocks`) and never change it.
 
 from __future__ import annotations
 
+import difflib
+
 from ...syntax.machines import build_model
 from ..diagrams import diagram_bundle
 from ..display import value_bundle
@@ -17,8 +19,14 @@ def _cell_state(session, name: str):
     cells = session.runtime.cells
     if name not in cells:
         known = ", ".join(sorted(cells)) or "none"
-        raise MagicError(f"no cell named {name} (defined: {known})")
+        raise MagicError(f"no cell named {name} (defined: {known}){_did_you_mean(name, cells)}", name)
     return cells[name]
+
+
+def _did_you_mean(word: str, known) -> str:
+    """` — did you mean X?` when one of `known` is close to `word`, else nothing."""
+    close = difflib.get_close_matches(word, [str(k) for k in known], n=1)
+    return f" — did you mean {close[0]}?" if close else ""
 
 
 def slot_values(state) -> dict:
@@ -49,7 +57,9 @@ def _model(session, name: str, machine: str | None = None):
     for candidate in machines:
         if candidate.name == machine:
             return build_model(name, candidate)
-    raise MagicError(f"cell {name} has no machine {machine} (it has: {', '.join(m.name for m in machines)})")
+    names = [m.name for m in machines]
+    raise MagicError(f"cell {name} has no machine {machine} (it has: {', '.join(names)}){_did_you_mean(machine, names)}",
+                     machine)
 
 
 def state_magic(session, run, args: str, body) -> None:
@@ -112,16 +122,28 @@ def diagram_magic(session, run, args: str, body) -> None:
     name, rest = words[0], words[1:]
     state = _cell_state(session, name)
     machine_names = {m.name for m in state.decl.machines}
+    instances = instances_of(state)
+    if len(rest) == 1 and rest[0] not in machine_names and _instance_key(instances, rest[0]) not in instances:
+        raise MagicError(f"{name} has no machine or instance {rest[0]} (machines: {', '.join(sorted(machine_names))}; "
+                         f"instances: {_listed(instances)}){_did_you_mean(rest[0], [*machine_names, *instances])}", rest[0])
     machine = rest.pop(0) if rest and (len(rest) == 2 or rest[0] in machine_names) else None
     model = _model(session, name, machine)
     counts: dict[str, int] = {}
-    for current in instances_of(state).values():
+    for current in instances.values():
         counts[current] = counts.get(current, 0) + 1
     highlight = None
     if rest:
-        instance = _instance_key(instances_of(state), rest[0])
-        highlight = list(history_of(state, instance)) or [instances_of(state).get(instance, model.initial)]
+        instance = _instance_key(instances, rest[0])
+        if instance not in instances:
+            raise MagicError(f"{name} has no instance {rest[0]} (instances: {_listed(instances)}; an id only "
+                             f"becomes one when it first transitions){_did_you_mean(rest[0], instances)}", rest[0])
+        highlight = list(history_of(state, instance)) or [instances[instance]]
     run.show(diagram_bundle(model, counts, highlight))
+
+
+def _listed(instances: dict) -> str:
+    """The instance ids, comma-separated, or `none yet`."""
+    return ", ".join(sorted(instances)) or "none yet"
 
 
 MAGICS = (
