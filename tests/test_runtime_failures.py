@@ -7,6 +7,7 @@ as a Python exception of another type.
 from __future__ import annotations
 
 import _thread
+import signal
 import threading
 
 import pytest
@@ -306,6 +307,9 @@ def test_deep_recursion_is_a_stack_overflow(rt):
 
 
 def test_infinite_loop_is_interruptible_and_rolled_back(rt):
+    # A process a non-interactive shell starts in the background inherits SIGINT
+    # ignored, and interrupt_main() then does nothing: the test would spin forever.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.3, _thread.interrupt_main)
     timer.start()
     try:
@@ -313,6 +317,7 @@ def test_infinite_loop_is_interruptible_and_rolled_back(rt):
             rt.call("deposit_then_spin", ["zed"])
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     assert rt.cells["Ledger"].slots["balances"].data == {}
     assert rt.call("one", [1]) == 1
 
