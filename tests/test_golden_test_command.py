@@ -46,3 +46,14 @@ def test_missing_file_is_one_clear_line(tmp_path):
     code, output = run_cli(["test", "nope.cell"], tmp_path)
     assert output == "error: nope.cell: no such file\n"
     assert code == 1
+
+
+def test_each_rule_of_soma_test_starts_with_no_budget(tmp_path):
+    """A notebook keeps a budget for the session; `soma test` gives every rule a fresh start."""
+    (tmp_path / "budget.cell").write_text(
+        "cell Asker {\n    on cap(n: Int) { return set_budget(n) }\n}\n\n"
+        "cell test BudgetTests {\n    rules {\n        assert cap(30) == 30\n"
+        "        assert tokens_remaining() == -1\n        assert set_budget(9) == 9\n"
+        "        assert tokens_remaining() == -1\n    }\n}\n", encoding="utf-8")
+    code, output = run_cli(["test", "budget.cell"], tmp_path)
+    assert output.count("  ✓ assert") == 4 and code == 0, output

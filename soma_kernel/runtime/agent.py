@@ -42,6 +42,21 @@ class Mocks:
         self.handlers.clear()
         self.now_ms = None
 
+    def snapshot(self) -> tuple:
+        """Copies of every queue and the clock, for `restore` (small: what a notebook scripted)."""
+        return (tuple(self.think), tuple(self.approve),
+                {name: tuple(queue) for name, queue in self.handlers.items()}, self.now_ms)
+
+    def restore(self, saved: tuple) -> None:
+        """Put the queues and the clock back as `snapshot` found them."""
+        think, approve, handlers, self.now_ms = saved
+        self.think.clear()
+        self.think.extend(think)
+        self.approve.clear()
+        self.approve.extend(approve)
+        self.handlers.clear()
+        self.handlers.update({name: deque(queue) for name, queue in handlers.items()})
+
     def pending(self) -> list[str]:
         """One line per unconsumed mock, for notes and `%mocks`."""
         lines = [f"mock think {'error ' if kind == 'error' else ''}{json.dumps(text, ensure_ascii=False)}"
@@ -94,9 +109,22 @@ class Agent:
         return max(self.budget - self.used, 0)
 
     def reset_budget(self) -> None:
-        """No budget (each test rule and top-level invocation starts so)."""
+        """No budget (each `soma test` rule starts so, and a session after %reset)."""
         self.budget = None
         self.used = 0
+
+    # ------------------------------------------------------------ statement atomicity
+
+    def checkpoint(self) -> tuple:
+        """What a failed session statement gives back: the mocks it consumed, its
+        budget changes and tokens spent, and the trace records it added."""
+        return self.mocks.snapshot(), self.budget, self.used, list(self.trace)
+
+    def roll_back(self, saved: tuple) -> None:
+        """Return to a `checkpoint` (the statement failed: it leaves nothing behind)."""
+        mocks, self.budget, self.used, trace = saved
+        self.mocks.restore(mocks)
+        self.trace[:] = trace
 
     # ------------------------------------------------------------ think
 

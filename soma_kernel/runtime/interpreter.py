@@ -220,6 +220,7 @@ class Runtime:
         if cell is None:
             self.mocks.clear()
             self.agent.trace.clear()
+            self.agent.reset_budget()
             self.agent.forget_conversations()
             self.agent.noted_echo = self.agent.noted_echo and self.under_test
         self.refresh()
@@ -239,9 +240,6 @@ class Runtime:
         entries = self.journal.entries
         if entries:
             entries.clear()
-        agent = self.agent
-        agent.budget = None
-        agent.used = 0
         store = self.store if self.store is not None and not self.store.active else None
         if store is not None:
             store.begin()

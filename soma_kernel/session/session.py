@@ -432,6 +432,8 @@ class Session:
 
         Rules (`assert`, `assert_fails`, `mock`, `property`) go through the test
         runner's `run_rule`, so their ✓/✗ lines are exactly those of `soma test`.
+        A statement that fails gives back what the runtime's journal does not
+        hold: the mocks it consumed, its budget changes and its trace records.
         """
         if isinstance(node, ast.RuleMock):
             return self._run_mock(node, code, origin)
@@ -439,10 +441,16 @@ class Session:
             for line in run_rule(self.runtime, node, self.variables, origin).lines:
                 run.out(line)
             return None
+        agent = self.runtime.agent
+        saved = agent.checkpoint()
         try:
             return self.runtime.execute(node, self.variables)
         except SomaError as err:
+            agent.roll_back(saved)
             raise CellError("SomaError", err.text, self._render_runtime_error(err, node.span, code, origin)) from None
+        except BaseException:
+            agent.roll_back(saved)
+            raise
 
     def _run_mock(self, node: ast.RuleMock, code: str, origin: str) -> None:
         """A `mock` line: a value that cannot be evaluated or does not fit is an error that stops the cell."""

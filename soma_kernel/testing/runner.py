@@ -172,6 +172,7 @@ def run_test_cell(rt, test: ast.TestCell, origin: str, output: Output) -> TestCe
     result = TestCellResult(test.name)
     env: dict = {}
     for rule in test.rules:
+        rt.agent.reset_budget()  # each rule starts with no budget (a session keeps one: see Session)
         outcome = run_rule(rt, rule, env, origin)
         outcome.rule = rule
         for line in outcome.lines:
