@@ -508,3 +508,17 @@ def test_len_of_a_slot_in_an_invariant_warns_that_it_is_the_written_value():
         ("case.cell:4:19", "`len(items)` in an invariant is the length of the value being written to items, "
                            "not the number of entries")]
     assert report.warnings[0].hint == "for the entry count after the write, write `items.size`"
+
+
+TWO_MACHINES = (
+    "cell Orders {\n    state order {\n        initial: open\n        open -> paid\n    }\n"
+    "    on pay(id: String) {\n        transition(id, \"paid\")\n        return get_status(id)\n    }\n}\n"
+    "cell Plain {\n    on hi() { return 1 }\n}\n")
+
+
+def test_a_qualified_machine_read_needs_a_cell_with_a_machine_and_one_id():
+    report = check(TWO_MACHINES + "cell test T {\n    rules {\n        assert Orders.get_status(\"o\") == \"open\"\n"
+                   "        assert Plain.get_status(\"o\") == \"open\"\n        assert Orders.has_state()\n    }\n}\n")
+    assert located(report) == [
+        ("case.cell:17:16", "cell 'Plain' has no state machine, so Plain.get_status() has nothing to read"),
+        ("case.cell:18:16", "Orders.has_state takes 1 argument(s), but the call passes 0")]

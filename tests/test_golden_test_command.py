@@ -57,3 +57,15 @@ def test_each_rule_of_soma_test_starts_with_no_budget(tmp_path):
         "        assert tokens_remaining() == -1\n    }\n}\n", encoding="utf-8")
     code, output = run_cli(["test", "budget.cell"], tmp_path)
     assert output.count("  ✓ assert") == 4 and code == 0, output
+
+
+def test_a_test_cell_reads_one_of_two_machines_by_cell_name(tmp_path):
+    (tmp_path / "two.cell").write_text(
+        "cell Orders {\n    state order {\n        initial: open\n        open -> paid\n    }\n"
+        "    on pay(id: String) {\n        transition(id, \"paid\")\n        return get_status(id)\n    }\n}\n\n"
+        "cell Tickets {\n    state ticket {\n        initial: new\n        new -> closed\n    }\n}\n\n"
+        "cell test Both {\n    rules {\n        assert pay(\"o1\") == \"paid\"\n"
+        "        assert Orders.get_status(\"o1\") == \"paid\"\n        assert Tickets.get_status(\"o1\") == \"new\"\n"
+        "    }\n}\n", encoding="utf-8")
+    code, output = run_cli(["test", "two.cell"], tmp_path)
+    assert output.endswith("3 tests: 3 passed, 0 failed\n") and code == 0, output

@@ -116,3 +116,32 @@ def test_a_budget_set_at_top_level_holds_for_the_session_until_reset(session):
     assert not refused.ok and "token budget exhausted" in refused.error
     session.execute("%reset")
     assert value(session.execute("tokens_remaining()")) == "-1"
+
+
+TWO_MACHINES = """cell Orders {
+    state order {
+        initial: open
+        open -> paid
+    }
+    on pay(id: String) {
+        transition(id, "paid")
+        return get_status(id)
+    }
+}
+cell Tickets {
+    state ticket {
+        initial: new
+        new -> closed
+    }
+}"""
+
+
+def test_with_two_machine_cells_the_cell_name_says_whose_status(session):
+    session.execute(TWO_MACHINES, "a")
+    assert value(session.execute('pay("o1")')) == 'paid'
+    assert value(session.execute('Orders.get_status("o1")')) == 'paid'
+    assert value(session.execute('Tickets.get_status("o1")')) == 'new'
+    assert value(session.execute('Tickets.valid_transitions("t1")')) == '["closed"]'
+    ambiguous = session.execute('get_status("o1")')
+    assert ("several cells have a state machine (Orders, Tickets) — say whose: Orders.get_status(…), "
+            "or call it from a handler of that cell") in ambiguous.error

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from ..runtime.signatures import MACHINE_READS
 from ..syntax import ast
 from .context import CellInfo, ProgramIndex, Reporter, did_you_mean
 from .scopes import BodyFacts
@@ -176,11 +177,23 @@ def _check_qualified(index: ProgramIndex, report: Reporter, node: ast.Node, cell
                      "undefined_cell", "call a cell declared in this file")
         return
     target = resolve_qualified(index, cell, name)
+    if target is None and name in MACHINE_READS:
+        _check_machine_read(report, node, info, name, argc)
+        return
     if target is None:
         report.error(node, f"cell '{cell}' has no handler '{name}'{did_you_mean(name, info.handler_names())}",
                      "undefined_handler", f"declare `on {name}(…)` in cell '{cell}' or fix the name")
         return
     _check_arity(report, node, f"handler '{cell}.{name}'", handler_arity(target.handler), argc)
+
+
+def _check_machine_read(report: Reporter, node: ast.Node, info: CellInfo, name: str, argc: int) -> None:
+    """`Cell.get_status(id)` & co.: the cell owns a machine; one argument (the instance id)."""
+    if info.model is None:
+        report.error(node, f"cell '{info.name}' has no state machine, so {info.name}.{name}() has nothing to read",
+                     "no_machine", f"qualify {name}() with the cell that declares the `state` section")
+        return
+    _check_arity(report, node, f"{info.name}.{name}", (1, 1), argc)
 
 
 def _check_delegate(index: ProgramIndex, report: Reporter, call: ast.Call) -> None:

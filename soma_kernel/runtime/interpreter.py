@@ -31,6 +31,7 @@ from .codegen import HandlerSource
 from .compiler import RETURN, Compiler, Scope
 from .machines import MachineInstances, Transitions
 from .memory import CompiledInvariant, Journal, Slot
+from .signatures import MACHINE_READS
 from .types import identity, value_checker
 from .values import Variant, display, equals, from_json, map_key, type_of
 
@@ -382,11 +383,13 @@ class Runtime:
         return self.handler_function(state, decl)
 
     def qualified_target(self, node: ast.Call, nargs: int):
-        """`Cell.handler(args)`."""
+        """`Cell.handler(args)`, or `Cell.get_status(id)` & co. on that cell's machine."""
         state = self.cells.get(node.cell) or self.test_states.get(node.cell)
         if state is None:
             raise SomaError("undefined_variable", f"no cell named '{node.cell}'", node.span)
         decl = state.handler(node.func, nargs)
+        if decl is None and node.func in MACHINE_READS:
+            return self.machine_read(state, node)
         if decl is None:
             raise SomaError("undefined_variable",
                             f"cell '{node.cell}' has no handler '{node.func}' taking {nargs} argument"
@@ -439,6 +442,15 @@ class Runtime:
         owners = [s for s in self.cells.values() if name in s.slot_decls]
         return owners[0] if len(owners) == 1 else None
 
+    def machine_read(self, state: CellState, node: ast.Call):
+        """`Cell.get_status(id)` / `.has_state` / `.valid_transitions`: that cell's machine,
+        wherever the call is (the way to choose when several cells own one)."""
+        if state.machines is None:
+            raise SomaError("type", f"cell '{state.name}' has no state machine, so {state.name}.{node.func}() "
+                            "has nothing to read", node.span)
+        read = self.context.lookup(node.func, state, node)
+        return lambda values: read(values)
+
     def machine_owner(self, cell: Optional[CellState], node) -> CellState:
         """The cell whose machine a transition()/get_status() addresses."""
         if cell is not None and cell.machines is not None:
@@ -450,8 +462,9 @@ class Runtime:
             raise SomaError("type", "no state machine is declared: add a `state name { … }` section",
                             node.span)
         names = ", ".join(s.name for s in owners)
-        raise SomaError("type", f"several cells have a state machine ({names}) — call this from the cell "
-                        "that owns the machine", node.span)
+        func = getattr(node, "func", "get_status")
+        raise SomaError("type", f"several cells have a state machine ({names}) — say whose: "
+                        f"{owners[0].name}.{func}(…), or call it from a handler of that cell", node.span)
 
     # ------------------------------------------------------------ values
 

@@ -60,3 +60,7 @@ CONTEXT_BUILTINS: dict[str, ContextBuiltin] = {
 }
 
 EFFECT_BUILTINS = frozenset(name for name, b in CONTEXT_BUILTINS.items() if b.effect)
+
+# Machine reads that also take a cell: `Cell.get_status(id)` reads Cell's machine
+# (how to choose when several cells own one).
+MACHINE_READS = ("get_status", "has_state", "valid_transitions")
