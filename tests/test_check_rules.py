@@ -522,3 +522,26 @@ def test_a_qualified_machine_read_needs_a_cell_with_a_machine_and_one_id():
     assert located(report) == [
         ("case.cell:17:16", "cell 'Plain' has no state machine, so Plain.get_status() has nothing to read"),
         ("case.cell:18:16", "Orders.has_state takes 1 argument(s), but the call passes 0")]
+
+
+def test_a_returned_typed_parameter_or_list_element_must_fit_the_declared_return():
+    errors = located(check(
+        "cell R {\n"
+        "    face {\n"
+        "        signal f(x: Int) -> String\n"
+        "        signal g() -> List<Int>\n"
+        "        signal h(x: Int) -> String\n"
+        "        signal k(s: Int) -> String\n"
+        "    }\n"
+        "    on f(x: Int) { return x }\n"
+        "    on g() { return [1, \"a\"] }\n"
+        "    on h(x: Int) { x }\n"
+        "    on k(s: Int) {\n"
+        "        let s = \"now a string\"\n"
+        "        return s\n"
+        "    }\n"
+        "}\n"))
+    assert errors == [
+        ("case.cell:8:20", "face contract: signal 'f' returns String but handler 'f' returns an Int"),
+        ("case.cell:9:25", "face contract: signal 'g' returns List<Int> but handler 'g' puts a String in the list"),
+        ("case.cell:10:20", "face contract: signal 'h' returns String but handler 'h' returns an Int")]

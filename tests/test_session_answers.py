@@ -145,3 +145,35 @@ def test_with_two_machine_cells_the_cell_name_says_whose_status(session):
     ambiguous = session.execute('get_status("o1")')
     assert ("several cells have a state machine (Orders, Tickets) — say whose: Orders.get_status(…), "
             "or call it from a handler of that cell") in ambiguous.error
+
+
+RETURNS = """cell R {
+    face {
+        signal f(x: Int) -> String
+        signal g(xs: List) -> List<Int>
+        signal doubled(n: Int) -> Float
+        signal found(k: String) -> Map
+    }
+    on f(x: Int) { return "{x}" }
+    on g(xs: List) { return xs }
+    on doubled(n: Int) { return n * 2 }
+    on found(k: String) { return () }
+}"""
+
+
+def test_the_runtime_checks_each_value_against_the_faces_return_type(session):
+    assert session.execute(RETURNS, "a").ok
+    assert value(session.execute("g([1, 2])")) == "[1, 2]"
+    assert value(session.execute("doubled(2)")) == "4.0"
+    assert session.execute('found("k")').ok
+    refused = session.execute('g([1, "a"])')
+    assert refused.error_name == "SomaError"
+    assert ('type: R.g() returned List (expected Int, got String), but its face declares -> List<Int>'
+            in refused.error)
+
+
+def test_check_refuses_a_handler_whose_return_the_face_contradicts(session):
+    result = session.execute("cell S {\n    face {\n        signal f(x: Int) -> String\n    }\n"
+                             "    on f(x: Int) { return x }\n}", "a")
+    assert result.error_name == "CheckError"
+    assert "face contract: signal 'f' returns String but handler 'f' returns an Int" in result.error

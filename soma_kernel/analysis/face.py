@@ -1,5 +1,8 @@
 """Face contracts: every signal and tool has a handler with the same
-parameter count and types, and literal returns match the signal's type."""
+parameter count and types, and what the handler visibly returns matches the
+declared `-> T`: literals (a list literal element by element), and typed
+parameters the body never rebinds. The runtime checks every returned value
+against the same type (Runtime.returning_declared_type)."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from .context import CellInfo, ProgramIndex, Reporter
 from .walk import iter_tree
 
 LITERAL_TYPES = {bool: "Bool", int: "Int", float: "Float", str: "String"}
+SCALARS = {"Int", "Float", "String", "Bool"}
 ACCEPTS = {"Float": {"Int", "Float"}, "Any": None, "Map": {"Map", "Unit"}}
 
 
@@ -52,15 +56,45 @@ def _params_text(params: list[ast.Param]) -> str:
 
 
 def _check_literal_returns(report: Reporter, handler: ast.Handler, member: ast.Node) -> None:
-    """A `return <literal>` must fit the declared return type."""
-    declared = member.returns.name
-    for node in iter_tree(handler.body):
-        if isinstance(node, ast.Return) and node.value is not None:
-            found = _literal_type(node.value)
-            if found is not None and not _fits(found, declared):
-                report.error(node, f"face contract: signal '{member.name}' returns {member.returns.render()} "
-                             f"but handler '{handler.name}' returns {_with_article(found)}", "return_type",
-                             f"return a {declared}, or change the signal to `-> {found}`")
+    """Every returned value whose type can be read off the source must fit `-> T`."""
+    declared = member.returns
+    params = _stable_params(handler)
+    for node, value in _returned_values(handler):
+        found = _literal_type(value) or params.get(value.id if isinstance(value, ast.Name) else None)
+        if found is not None and not _fits(found, declared.name):
+            report.error(node, f"face contract: signal '{member.name}' returns {declared.render()} "
+                         f"but handler '{handler.name}' returns {_with_article(found)}", "return_type",
+                         f"return a {declared.name}, or change the signal to `-> {found}`")
+        elif isinstance(value, ast.ListLit) and declared.name == "List" and declared.args:
+            element = declared.args[0].name
+            for item in value.items:
+                found = _literal_type(item)
+                if found is not None and not _fits(found, element):
+                    report.error(item, f"face contract: signal '{member.name}' returns {declared.render()} "
+                                 f"but handler '{handler.name}' puts {_with_article(found)} in the list",
+                                 "return_type", f"make every element {_with_article(element)}, or change the signal's type")
+
+
+def _returned_values(handler: ast.Handler) -> list[tuple[ast.Node, ast.Expr]]:
+    """(node to blame, returned expression): each `return E`, and the body's last expression."""
+    found = [(node, node.value) for node in iter_tree(handler.body)
+             if isinstance(node, ast.Return) and node.value is not None]
+    stmts = handler.body.stmts
+    if stmts and isinstance(stmts[-1], ast.ExprStmt):
+        found.append((stmts[-1], stmts[-1].expr))
+    return found
+
+
+def _stable_params(handler: ast.Handler) -> dict[str, str]:
+    """Typed parameters the body never assigns or shadows: name -> type name."""
+    rebound = {node.name for node in iter_tree(handler.body) if isinstance(node, ast.Let)}
+    rebound |= {node.target.id for node in iter_tree(handler.body)
+                if isinstance(node, ast.Assign) and isinstance(node.target, ast.Name)}
+    rebound |= {node.var for node in iter_tree(handler.body) if isinstance(node, ast.For)}
+    rebound |= {node.param for node in iter_tree(handler.body) if isinstance(node, ast.Lambda)}
+    rebound |= {node.name for node in iter_tree(handler.body) if isinstance(node, ast.PBind)}
+    return {p.name: p.type.name for p in handler.params
+            if p.type is not None and p.name not in rebound and p.type.name in SCALARS}
 
 
 def _literal_type(expr: ast.Expr) -> Optional[str]:

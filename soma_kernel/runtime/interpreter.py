@@ -88,6 +88,14 @@ class CellState:
                                             reads_size(inv.expr, self.slot_decls)))
         return result
 
+    def declared_return(self, name: str, nargs: int) -> Optional[ast.TypeRef]:
+        """The `-> T` the face declares for the signal or tool `name` taking `nargs`, if any."""
+        face = self.decl.face
+        for declared in (face.signals + face.tools) if face is not None else []:
+            if declared.name == name and len(declared.params) == nargs:
+                return declared.returns
+        return None
+
     def handler(self, name: str, nargs: int) -> Optional[ast.Handler]:
         """The handler `name` taking `nargs` arguments (a trailing Map may be omitted)."""
         for decl in self.handler_decls.get(name, []):
@@ -336,7 +344,28 @@ class Runtime:
         checks = [value_checker(p.type, self, param=f"{decl.name}({p.name})") if p.type else None for p in params]
         checks = [None if check is identity else check for check in checks]
         source = HandlerSource(Compiler(self, state))
-        return source.handler(decl, params, checks, Scope(), f"{state.name}.{decl.name}")
+        invoke = source.handler(decl, params, checks, Scope(), f"{state.name}.{decl.name}")
+        return self.returning_declared_type(state, decl, len(params), invoke)
+
+    def returning_declared_type(self, state: CellState, decl: ast.Handler, nargs: int, invoke: Callable):
+        """`invoke`, checking each returned value against the face's `-> T` for this
+        handler (an Int where a Float is promised becomes a Float); unchanged when the
+        face promises nothing (or Any), so undeclared handlers pay nothing."""
+        declared = state.declared_return(decl.name, nargs)
+        check = value_checker(declared, self) if declared is not None else identity
+        if check is identity:
+            return invoke
+        label, promise, span = f"{state.name}.{decl.name}()", declared.render(), decl.span
+
+        def checked(args):
+            value = invoke(args)
+            try:
+                return check(value)
+            except SomaError as err:
+                raise SomaError("type", f"{label} returned {type_of(value)} ({err.detail}), but its face "
+                                f"declares -> {promise}", span) from None
+
+        return checked
 
     def mocked_handler(self, qualified: str, bare: str, span: ast.Span = ast.NO_SPAN):
         """A scripted result for a handler mocked with `mock Cell.h …` / `mock h …` (errors located at `span`)."""
@@ -461,10 +490,10 @@ class Runtime:
         if not owners:
             raise SomaError("type", "no state machine is declared: add a `state name { … }` section",
                             node.span)
-        names = ", ".join(s.name for s in owners)
+        names = sorted(s.name for s in owners)
         func = getattr(node, "func", "get_status")
-        raise SomaError("type", f"several cells have a state machine ({names}) — say whose: "
-                        f"{owners[0].name}.{func}(…), or call it from a handler of that cell", node.span)
+        raise SomaError("type", f"several cells have a state machine ({', '.join(names)}) — say whose: "
+                        f"{names[0]}.{func}(…), or call it from a handler of that cell", node.span)
 
     # ------------------------------------------------------------ values
 
