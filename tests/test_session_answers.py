@@ -177,3 +177,39 @@ def test_check_refuses_a_handler_whose_return_the_face_contradicts(session):
                              "    on f(x: Int) { return x }\n}", "a")
     assert result.error_name == "CheckError"
     assert "face contract: signal 'f' returns String but handler 'f' returns an Int" in result.error
+
+
+RETRY = """cell Printer {
+    state job {
+        initial: queued
+        queued -> printing
+        printing -> waiting
+        waiting -> printing
+        waiting -> jammed
+        printing -> printed
+    }
+    on go(id: String) {
+        transition(id, "printing")
+        return 1
+    }
+}"""
+
+
+def test_verify_names_the_fairness_it_assumes_and_unfair_reports_the_loop(session):
+    session.execute('%%toml\n[verify]\neventually = ["printed", "jammed"]\n', "t")
+    session.execute(RETRY, "a")
+    fair = session.execute("%verify", "b").displays[0]["text/plain"]
+    assert ("✓ eventually(state in [printed, jammed]) — all paths eventually satisfy the predicate (assuming "
+            "fairness: a run looping printing -> waiting -> printing takes the loop's exit; --unfair reports it)"
+            ) in fair
+    unfair = session.execute("%verify --unfair", "c").displays[0]["text/plain"]
+    assert ("✗ eventually(state in [printed, jammed]) — exists a path that never satisfies the predicate (without "
+            "fairness: it may loop printing -> waiting -> printing forever, never taking the exit)") in unfair
+    assert "cycle back to 'printing'" in unfair
+
+
+def test_help_verify_explains_the_fairness_assumption(session):
+    text = session.execute("%help verify").stream_text()
+    assert text.startswith("%verify [--strict] [--unfair]\n")
+    assert "under fairness" in text and "`--unfair` (or soma.toml `[verify] fair = false`)" in text
+    assert not session.execute("%help frobnicate").ok

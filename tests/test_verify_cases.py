@@ -3,6 +3,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -60,7 +61,8 @@ def test_loops_temporal_counter_examples():
     text = expected("loops")
     assert "  ✗ unreachable states: [orphan]\n" in text
     # fair runs: the parked/waiting loop can still leave for `cancelled`, but never reach `closed`
-    assert "  ✓ eventually(state in [closed, cancelled]) — all paths eventually satisfy the predicate\n" in text
+    assert ("  ✓ eventually(state in [closed, cancelled]) — all paths eventually satisfy the predicate (assuming "
+            "fairness: a run looping parked -> waiting -> parked takes the loop's exit; --unfair reports it)\n") in text
     assert ("  ✗ after('parked', eventually state in [closed]) — after reaching 'parked', a path never satisfies "
             "the predicate\n"
             "    counter-example: fresh → triaged → parked → waiting → ... cycle back to 'parked'\n"
@@ -196,9 +198,38 @@ def test_fair_runs_leave_a_retry_loop():
     an empty top-level `never = []` states no property."""
     run = verify(os.path.join(CASES, "retry"), "--strict")
     assert run.stdout == expected("retry")
-    assert "  ✓ eventually(state in [printed, jammed]) — all paths eventually satisfy the predicate\n" in run.stdout
+    assert ("  ✓ eventually(state in [printed, jammed]) — all paths eventually satisfy the predicate (assuming "
+            "fairness: a run looping printing -> waiting -> printing takes the loop's exit; --unfair reports it)\n"
+            ) in run.stdout
     assert run.stdout.endswith("Temporal: 3 passed, 0 failed\nVERIFY OK\n")
     assert run.returncode == 0
+
+
+def test_unfair_reading_reports_the_retry_loop_as_a_lasso(tmp_path):
+    """--unfair, and soma.toml `[verify] fair = false`, drop the fairness assumption."""
+    run = verify(os.path.join(CASES, "retry"), "--unfair")
+    assert run.stdout == expected("retry", "_unfair")
+    assert "    counter-example: queued → printing → waiting → ... cycle back to 'printing'\n" in run.stdout
+    assert run.returncode == 1
+    folder = tmp_path / "retry"
+    shutil.copytree(os.path.join(CASES, "retry"), folder)
+    toml = folder / "soma.toml"
+    toml.write_text(toml.read_text(encoding="utf-8").replace("[verify]\n", "[verify]\nfair = false\n"),
+                    encoding="utf-8")
+    assert verify(str(folder)).stdout == run.stdout
+
+
+def test_a_loop_without_an_exit_to_the_target_fails_in_both_readings(tmp_path):
+    tmp_path = tmp_path / "spin"
+    tmp_path.mkdir()
+    (tmp_path / "spin.cell").write_text(
+        "cell Spin {\n    state s {\n        initial: a\n        a -> b\n        b -> a\n        a -> done\n"
+        "        b -> stuck\n        stuck -> stuck2\n        stuck2 -> stuck\n    }\n"
+        "    on go(id: String) {\n        transition(id, \"b\")\n        return 1\n    }\n}\n", encoding="utf-8")
+    (tmp_path / "soma.toml").write_text('[verify]\neventually = ["done"]\n', encoding="utf-8")
+    for flags in ((), ("--unfair",)):
+        run = verify(str(tmp_path), *flags)
+        assert "  ✗ eventually(state in [done]) — exists a path that never satisfies the predicate\n" in run.stdout
 
 
 def test_status_invariant_is_a_note_not_a_warning():

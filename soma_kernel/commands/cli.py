@@ -28,6 +28,9 @@ def _test(parser: argparse.ArgumentParser) -> None:
 def _verify(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file")
     parser.add_argument("--strict", action="store_true", help="treat every ⚠ as a failure")
+    parser.add_argument("--unfair", action="store_true",
+                        help="check `eventually` without assuming fairness: a loop that could be left but need "
+                             "not be is a counter-example (default: fair runs; soma.toml [verify] fair = false)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 

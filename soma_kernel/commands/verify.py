@@ -1,4 +1,4 @@
-"""`soma-kernel verify FILE [--strict] [--json]`: the command-line entry point.
+"""`soma-kernel verify FILE [--strict] [--unfair] [--json]`: the command-line entry point.
 
 Exit codes: 0 when the verdict is VERIFY OK, 1 on a failed verdict, a failed
 `soma check`, or a user error (missing file, parse error, bad soma.toml);
@@ -21,16 +21,16 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_program(args.file)
     if loaded is None:
         return 1
-    report = verify_loaded(loaded.program, loaded.project, args.file, args.strict)
+    report = verify_loaded(loaded.program, loaded.project, args.file, args.strict, args.unfair)
     sys.stdout.write(render_json(report) if args.json else render_text(report))
     return 0 if report.passed else 1
 
 
-def verify_loaded(program, project, path: str, strict: bool = False) -> VerifyReport:
+def verify_loaded(program, project, path: str, strict: bool = False, unfair: bool = False) -> VerifyReport:
     """`soma check` first (a failing check refuses to verify), then verify."""
     checked = check_program(program, project)
     if not checked.passed:
         report = VerifyReport(path, strict=strict, check_failed=True)
         report.check_errors = [error.render(program.source or None) for error in checked.errors]
         return report
-    return verify_program(program, project, path, strict)
+    return verify_program(program, project, path, strict, unfair)

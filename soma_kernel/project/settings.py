@@ -33,7 +33,7 @@ AGENT_STRING_KEYS = ("mock", "key", "provider", "model", "url", "cassette")
 AGENT_INT_KEYS = ("retries", "rpm", "tpm")
 AGENT_KEYS = AGENT_STRING_KEYS + AGENT_INT_KEYS + ("capabilities",)
 VERIFY_LIST_KEYS = ("eventually", "never", "always")
-VERIFY_KEYS = ("cells", "deadlock_free") + VERIFY_LIST_KEYS + ("after", "before")
+VERIFY_KEYS = ("cells", "deadlock_free", "fair") + VERIFY_LIST_KEYS + ("after", "before")
 AFTER_KEYS = ("eventually", "never")
 BEFORE_KEYS = ("requires", "requires_all")
 
@@ -54,6 +54,7 @@ class VerifySettings:
     after: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     before: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     cells_line: int = 0
+    fair: bool = True  # `fair = false`: liveness without the fairness assumption (as --unfair)
 
     @property
     def has_properties(self) -> bool:
@@ -149,6 +150,9 @@ def _verify_section(table: dict, locator: "_KeyLocator") -> VerifySettings:
             settings.cells_line = locator.line_of(where, key)
         elif key == "deadlock_free":
             _expect(isinstance(value, bool), locator, where, key, "a boolean", value)
+        elif key == "fair":
+            _expect(isinstance(value, bool), locator, where, key, "a boolean", value)
+            settings.fair = value
         elif key in VERIFY_LIST_KEYS:
             # An empty top-level list states no property (the reference's manifest
             # defaults these keys to []); only `before`/`after` lists must name a state.

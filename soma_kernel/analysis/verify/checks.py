@@ -33,20 +33,24 @@ from .termination import CallGraph, termination_lines
 
 
 def verify_program(program: ast.Program, project: Optional[object], path: str,
-                   strict: bool = False) -> VerifyReport:
+                   strict: bool = False, unfair: bool = False) -> VerifyReport:
     """Verify every state machine, invariant and handler of a parsed program.
 
-    The cyclic garbage collector is paused meanwhile (see soma_kernel.core.gcpause).
+    Liveness is read under fairness unless `unfair` (or soma.toml `[verify]
+    fair = false`). The cyclic garbage collector is paused meanwhile (see
+    soma_kernel.core.gcpause).
     """
     with paused_gc():
-        return _verify(program, project, path, strict)
+        return _verify(program, project, path, strict, unfair)
 
 
-def _verify(program: ast.Program, project: Optional[object], path: str, strict: bool) -> VerifyReport:
+def _verify(program: ast.Program, project: Optional[object], path: str, strict: bool,
+            unfair: bool) -> VerifyReport:
     """The analyses of `verify_program`, in report order."""
     index = ProgramIndex(program)
     report = VerifyReport(path, strict=strict)
     settings = getattr(project, "verify", None)
+    fair = not unfair and (settings is None or settings.fair)
     applies = _cells_settings(index, settings, report, project)
     calls = CallGraph({name: info.handlers for name, info in index.cells.items()})
     titles = _machine_titles(index)
@@ -70,7 +74,7 @@ def _verify(program: ast.Program, project: Optional[object], path: str, strict: 
         takers = edge_takers(info.model, bodies, with_dynamic=True)
         _label_traces(machine, takers)
         chosen = props if applies(info.name) else []
-        machine.temporal = check_machine(graph, chosen, machine.title)
+        machine.temporal = check_machine(graph, chosen, machine.title, fair)
         for result in machine.temporal:
             result.steps = _steps(result.counter_example, takers)
         report.machines.append(machine)

@@ -8,9 +8,12 @@ comes with a counter-example that is as short as possible:
 - liveness (`eventually`, `after … eventually`): a lasso — the shortest
   prefix into a run that avoids the target set forever, either ending in a
   terminal state or looping back (`loop_start` marks where the loop begins).
-  Runs are fair: a loop with an exit towards the target is eventually left
-  (a retry loop beside a cancel edge does not refute `eventually`), so only
-  the states that can no longer reach the target trap a run.
+  By default runs are fair: a loop with an exit towards the target is
+  eventually left (a retry loop beside a cancel edge does not refute
+  `eventually`), so only the states that can no longer reach the target trap
+  a run. A pass that rests on this assumption says so on its line, naming
+  the loop. Read without fairness (`--unfair`, `%verify --unfair`, soma.toml
+  `[verify] fair = false`) any loop outside the target is a counter-example.
 
 Property count rule (`soma.toml: K user-defined properties loaded`): one per
 printed property line. `eventually`, `always`, `after.X.eventually`,
@@ -26,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ...project.settings import VerifySettings
-from .graph import Graph, find_fair_lasso, reachable, shortest_path
+from .graph import Graph, find_fair_lasso, find_lasso, reachable, shortest_path
 
 
 @dataclass(frozen=True)
@@ -113,17 +116,20 @@ def deadlock_free(graph: Graph, seen: list[bool]) -> TemporalResult:
                           graph.names(path or []))
 
 
-def check_property(graph: Graph, prop: Property, seen: list[bool], title: str = "") -> TemporalResult:
+def check_property(graph: Graph, prop: Property, seen: list[bool], title: str = "",
+                   fair: bool = True) -> TemporalResult:
     """Check one property on one machine (`seen` = states reachable from initial;
-    `title` names the machine as the report does, e.g. `Cell.machine`)."""
+    `title` names the machine as the report does, e.g. `Cell.machine`; `fair`
+    false reads liveness without the fairness assumption)."""
     unknown = [s for s in prop.named_states() if s not in graph.index]
     if unknown:
         names = ", ".join(f"'{s}'" for s in unknown)
         return TemporalResult(prop.title(), False,
                               f"unknown state {names}: machine '{title or graph.model.name}' has no such state "
                               f"(states: [{', '.join(sorted(graph.states))}])")
-    checker = _CHECKERS[prop.kind]
-    return checker(graph, prop, seen)
+    if prop.kind in LIVENESS:
+        return LIVENESS[prop.kind](graph, prop, seen, fair)
+    return _CHECKERS[prop.kind](graph, prop, seen)
 
 
 def _never(graph: Graph, prop: Property, seen: list[bool]) -> TemporalResult:
@@ -146,23 +152,38 @@ def _always(graph: Graph, prop: Property, seen: list[bool]) -> TemporalResult:
                           graph.names(path))
 
 
-def _eventually(graph: Graph, prop: Property, seen: list[bool]) -> TemporalResult:
-    lasso = find_fair_lasso(graph, graph.initial, graph.mask(prop.states))
-    if lasso is None:
-        return TemporalResult(prop.title(), True, "all paths eventually satisfy the predicate")
-    return _lasso_result(graph, prop, lasso, [], "exists a path that never satisfies the predicate")
+def _eventually(graph: Graph, prop: Property, seen: list[bool], fair: bool) -> TemporalResult:
+    return _liveness(graph, prop, graph.initial, [], "all paths eventually satisfy the predicate",
+                     "exists a path that never satisfies the predicate", fair)
 
 
-def _after_eventually(graph: Graph, prop: Property, seen: list[bool]) -> TemporalResult:
+def _after_eventually(graph: Graph, prop: Property, seen: list[bool], fair: bool) -> TemporalResult:
     anchor = graph.index[prop.anchor]
     if not seen[anchor]:
         return TemporalResult(prop.title(), True, f"state '{prop.anchor}' is unreachable (vacuously true)")
-    lasso = find_fair_lasso(graph, anchor, graph.mask(prop.states))
-    if lasso is None:
-        return TemporalResult(prop.title(), True, f"after '{prop.anchor}', all paths eventually satisfy the predicate")
     prefix = shortest_path(graph, graph.initial, graph.mask([prop.anchor]))
-    return _lasso_result(graph, prop, lasso, prefix[:-1],
-                         f"after reaching '{prop.anchor}', a path never satisfies the predicate")
+    return _liveness(graph, prop, anchor, prefix[:-1], f"after '{prop.anchor}', all paths eventually satisfy the "
+                     "predicate", f"after reaching '{prop.anchor}', a path never satisfies the predicate", fair)
+
+
+def _liveness(graph: Graph, prop: Property, start: int, prefix: list[int], holds: str, fails: str,
+              fair: bool) -> TemporalResult:
+    """Every run from `start` reaches the property's states: under fairness, or, with
+    `fair` false, even a run that stays in a loop with an exit. A fair pass that an
+    unfair run refutes names the assumption and the loop it rests on."""
+    target = graph.mask(prop.states)
+    fair_lasso = find_fair_lasso(graph, start, target)
+    if fair_lasso is not None:
+        return _lasso_result(graph, prop, fair_lasso, prefix, fails)
+    unfair_lasso = find_lasso(graph, start, [not flag for flag in target])
+    if unfair_lasso is None:
+        return TemporalResult(prop.title(), True, holds)
+    loop = " -> ".join(graph.names(unfair_lasso.path[unfair_lasso.loop_start:]))
+    if fair:
+        return TemporalResult(prop.title(), True, f"{holds} (assuming fairness: a run looping {loop} takes the "
+                                                  "loop's exit; --unfair reports it)")
+    return _lasso_result(graph, prop, unfair_lasso, prefix,
+                         f"{fails} (without fairness: it may loop {loop} forever, never taking the exit)")
 
 
 def _after_never(graph: Graph, prop: Property, seen: list[bool]) -> TemporalResult:
@@ -233,20 +254,20 @@ def _lasso_result(graph: Graph, prop: Property, lasso, prefix: list[int], messag
     return TemporalResult(prop.title(), False, message, graph.names(path), loop_start)
 
 
+LIVENESS = {"eventually": _eventually, "after_eventually": _after_eventually}
+
 _CHECKERS = {
     "never": _never,
     "always": _always,
-    "eventually": _eventually,
-    "after_eventually": _after_eventually,
     "after_never": _after_never,
     "before_requires": _before_requires,
     "before_requires_all": _before_requires,
 }
 
 
-def check_machine(graph: Graph, props: list[Property], title: str = "") -> list[TemporalResult]:
+def check_machine(graph: Graph, props: list[Property], title: str = "", fair: bool = True) -> list[TemporalResult]:
     """deadlock_free, then every user property, on one machine (titled as the report titles it)."""
     seen = reachable(graph, [graph.initial])
     results = [deadlock_free(graph, seen)]
-    results.extend(check_property(graph, prop, seen, title) for prop in props)
+    results.extend(check_property(graph, prop, seen, title, fair) for prop in props)
     return results

@@ -39,20 +39,25 @@ def check_magic(session, run, args: str, body) -> None:
 
 
 def verify_magic(session, run, args: str, body) -> None:
-    """%verify [--strict]: `soma check` then model-check the session's machines; shows the verify widget.
+    """%verify [--strict] [--unfair]: check, then model-check the machines and prove the invariants.
 
-    As on the command line, check errors refuse to verify; they are shown at
-    their notebook cells (cell[N]:line:col).
+    Check errors refuse to verify; they are shown at their notebook cells.
+    `--strict` counts every ⚠ as a failure. `eventually` properties are read
+    under fairness: a run that keeps entering a loop with an exit towards the
+    target is assumed to take that exit, and a line that relies on this says
+    so and names the loop. `--unfair` (or soma.toml `[verify] fair = false`)
+    drops the assumption and reports such a loop as a counter-example.
     """
-    words = split_args(args, "%verify [--strict]")
-    if any(w != "--strict" for w in words):
-        raise MagicError("usage: %verify [--strict]")
+    words = split_args(args, "%verify [--strict] [--unfair]")
+    if any(w not in ("--strict", "--unfair") for w in words):
+        raise MagicError("usage: %verify [--strict] [--unfair]")
+    strict, unfair = "--strict" in words, "--unfair" in words
     program, source_map = _program(session)
     checked = check_program(program, session.project)
     if checked.passed:
-        report = verify_program(program, session.project, SESSION_ORIGIN, strict=bool(words))
+        report = verify_program(program, session.project, SESSION_ORIGIN, strict=strict, unfair=unfair)
     else:
-        report = VerifyReport(SESSION_ORIGIN, strict=bool(words), check_failed=True)
+        report = VerifyReport(SESSION_ORIGIN, strict=strict, check_failed=True)
         report.check_errors = [source_map.render(error) for error in checked.errors]
     _widget, bundle = verify_widget(report)
     run.show(bundle)
@@ -117,7 +122,8 @@ def skeleton_magic(session, run, args: str, body) -> None:
 
 MAGICS = (
     Magic("check", "%check", "run soma check on every definition of the session", check_magic),
-    Magic("verify", "%verify [--strict]", "model-check the state machines and prove the invariants", verify_magic),
+    Magic("verify", "%verify [--strict] [--unfair]", "model-check the state machines and prove the invariants "
+          "(`eventually` assumes fair runs unless --unfair; %help verify)", verify_magic),
     Magic("test", "%test [TestCell]", "run the test cells (all, or the one named) in a fresh runtime", test_magic),
     Magic("describe", "%describe [Cell]", "describe how a cell (or every cell) is built", describe_magic),
     Magic("skeleton", "%skeleton Cell.signal", "show one skeleton signal's frame", skeleton_magic),

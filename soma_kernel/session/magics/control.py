@@ -24,7 +24,16 @@ def reset_magic(session, run, args: str, body) -> None:
 
 
 def help_magic(session, run, args: str, body) -> None:
-    """%help: the magics, and how to ask about a name."""
+    """%help [magic]: the magics and how to ask about a name, or one magic in full."""
+    import inspect
+
+    words = split_args(args, "%help [magic]")
+    if words:
+        magic = session.magics.get(words[0].lstrip("%"))
+        if magic is None or len(words) > 1:
+            raise MagicError(f"usage: %help [magic] — no magic named {words[0]!r}; %help lists them")
+        run.out(f"{magic.usage}\n\n{inspect.cleandoc(magic.run.__doc__ or magic.doc)}")
+        return
     magics = [m for m in session.magics.values() if not m.name.startswith("?")]
     width = max(len(m.usage) for m in magics)
     lines = ["Soma kernel magics (a line of their own, run in order with the code; %%toml takes the whole cell):"]
@@ -71,7 +80,7 @@ def page_magic(session, run, args: str, body) -> None:
 
 MAGICS = (
     Magic("reset", "%reset [Cell]", "fresh memory, instances and mocks (definitions stay)", reset_magic),
-    Magic("help", "%help", "this list", help_magic),
+    Magic("help", "%help [magic]", "this list, or one magic in full (%help verify)", help_magic),
     Magic("?", "?name", "help on a name", question_magic),
     Magic("??", "??name", "help on a name and its definition's source, paged", page_magic),
 )
