@@ -148,7 +148,6 @@ def test_run_refuses_a_value_the_face_does_not_promise(tmp_path, capsys):
     program = tmp_path / "face.cell"
     program.write_text("cell R {\n    face {\n        signal pick(xs: List) -> List<Int>\n    }\n"
                        "    on pick(xs: List) { return xs }\n}\n", encoding="utf-8")
-    code = run_command.main([str(program), "pick", '[1, "a"]'])
+    code, _out, err = run(capsys, str(program), "pick", '[1, "a"]')
     assert code == 1
-    assert "R.pick() returned List (expected Int, got String), but its face declares -> List<Int>" \
-        in capsys.readouterr().err
+    assert "R.pick() returned List (expected Int, got String), but its face declares -> List<Int>" in err
