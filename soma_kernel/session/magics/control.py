@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 from ..inspect import help_text
 from .base import Magic, MagicError, split_args
 
@@ -25,8 +27,6 @@ def reset_magic(session, run, args: str, body) -> None:
 
 def help_magic(session, run, args: str, body) -> None:
     """%help [magic]: the magics and how to ask about a name, or one magic in full."""
-    import inspect
-
     words = split_args(args, "%help [magic]")
     if words:
         magic = session.magics.get(words[0].lstrip("%"))
