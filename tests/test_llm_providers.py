@@ -5,6 +5,7 @@ retries, timeouts, failures as kind `llm`, and where the key goes."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from llm_server import LoopbackModel
@@ -392,3 +393,48 @@ def test_rate_limiter_waits_for_the_window():
     tokens.wait(60)
     assert slept[-1] == 60.0
     assert [duration_text(s) for s in (0.5, 1, 2, 1.5)] == ["500ms", "1s", "2s", "1.5s"]
+
+
+# ---------------------------------------------------------------- reply shapes, think_json, named models
+
+
+def test_a_2xx_error_body_and_text_parts(server):
+    server.raw(json.dumps({"error": {"message": "model is overloaded"}}))
+    rt = runtime_for(server, "openai")
+    assert error_of(rt, "ask", "x", cell="Plain").text == "LLM error: model is overloaded"
+    parts = {"choices": [{"finish_reason": "stop", "message": {"role": "assistant", "content": [
+        {"type": "text", "text": "two "}, {"type": "text", "text": "parts"}]}}]}
+    server.raw(json.dumps(parts))
+    assert rt.call("ask", ["x"], cell="Plain") == "two parts"
+    from soma_kernel.runtime.llm.config import DEFAULT_SYSTEM
+    estimated = math.ceil((len("x") + len(DEFAULT_SYSTEM) + len("two parts")) / 4)
+    assert rt.agent.used == estimated + math.ceil(len("two parts") / 4)   # no usage: estimated, none reported
+
+
+def test_think_json_asks_for_a_json_object(server):
+    server.text('{"decision": "approve"}')
+    rt = runtime_for(server, "openai", source=AGENT.replace(
+        "on ask(q: String) { return think(q) }", "on ask(q: String) { return think_json(q).decision }"))
+    assert rt.call("ask", ["decide"], cell="Desk") == "approve"
+    assert server.requests[0]["body"]["response_format"] == {"type": "json_object"}
+
+
+def test_a_cell_bound_to_a_named_model_uses_that_table_and_its_skill(server, tmp_path):
+    (tmp_path / "terse.md").write_text("Answer in three words.", encoding="utf-8")
+    source = AGENT.replace("cell Plain {", 'cell Plain [model: fast, skill: "terse.md"] {')
+    extra = (f'\n[models.fast]\nprovider = "anthropic"\nurl = "{server.url("anthropic")}"\n'
+             'key = "${SOME_VAR}"\nmodel = "claude-fast"\n')
+    server.text("from agent table").text("from fast model")
+    rt = runtime_for(server, "openai", extra=extra, tmp_path=tmp_path, source=source)
+    assert rt.call("ask", ["q"], cell="Desk") == "from agent table"
+    assert rt.call("ask", ["q"], cell="Plain") == "from fast model"
+    fast = server.requests[1]
+    assert fast["path"] == "/v1/messages" and fast["body"]["model"] == "claude-fast"
+    assert fast["body"]["system"] == "Answer in three words."
+
+
+def test_an_empty_soma_llm_key_is_an_llm_error(server, monkeypatch):
+    monkeypatch.setenv("SOMA_LLM_KEY", "")
+    rt = runtime_for(server, "openai")
+    err = error_of(rt, "ask", "x", cell="Plain")
+    assert (err.kind, err.detail) == ("llm", "think() API key empty.")
