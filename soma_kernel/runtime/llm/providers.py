@@ -127,17 +127,15 @@ class Provider:
         """The wire body of a neutral request (subclasses)."""
         raise NotImplementedError
 
-    def failure(self, err: Exception, timeout_s: float) -> ProviderFailure:
-        """An SDK exception as a ProviderFailure, by the SDK's own exception classes."""
-        status = getattr(err, "status_code", None)
-        if status is not None:
+    def failure(self, err: Exception, sdk, timeout_s: float) -> ProviderFailure:
+        """An SDK exception as a ProviderFailure, by the SDK's own exception classes (`sdk` is its module)."""
+        if isinstance(err, sdk.APIStatusError):
             message = redact(_provider_message(err), self.secrets)
-            return ProviderFailure(f"{self.shown_url}: status {status}: {message}", status,
-                                   retryable=status in RETRYABLE_STATUSES)
-        name = type(err).__name__
-        if "Timeout" in name:
+            return ProviderFailure(f"{self.shown_url}: status {err.status_code}: {message}", err.status_code,
+                                   retryable=err.status_code in RETRYABLE_STATUSES)
+        if isinstance(err, sdk.APITimeoutError):
             return ProviderFailure(f"{self.shown_url}: no answer within {round(timeout_s * 1000)} ms", timeout=True)
-        if "Connection" in name:
+        if isinstance(err, sdk.APIConnectionError):
             cause = redact(str(err.__cause__ or err), self.secrets)
             return ProviderFailure(f"{self.shown_url}: cannot connect ({cause})", retryable=True)
         return ProviderFailure(f"{self.shown_url}: {redact(str(err), self.secrets)}")
@@ -182,7 +180,7 @@ class OpenAIProvider(Provider):
         try:
             raw = self.client().chat.completions.with_raw_response.create(**body, timeout=timeout_s)
         except openai.APIError as err:
-            raise self.failure(err, timeout_s) from None
+            raise self.failure(err, openai, timeout_s) from None
         return raw.http_response.text
 
     def parse(self, data: dict) -> Reply:
@@ -240,7 +238,7 @@ class AnthropicProvider(Provider):
         try:
             raw = self.client().messages.with_raw_response.create(**body, timeout=timeout_s)
         except anthropic.APIError as err:
-            raise self.failure(err, timeout_s) from None
+            raise self.failure(err, anthropic, timeout_s) from None
         return raw.http_response.text
 
     def parse(self, data: dict) -> Reply:
