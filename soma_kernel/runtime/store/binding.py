@@ -19,6 +19,7 @@ commit) and none sees half of another (the lock covers read, run and write).
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Optional
 
@@ -121,7 +122,16 @@ class SlotStore:
             state.machines.history.clear()
         binding.counter = 0
         binding.list_lengths = {name: 0 for name, slot in binding.slots.items() if slot.is_list}
-        self._apply([(state.name, space, key, value) for space, key, value in self.database.cell_entries(state.name)])
+        for space, keys, values in self.database.cell_slots(state.name):
+            slot = binding.slots.get(space.partition(":")[2])
+            if slot is None or space != ("list:" if slot.is_list else "map:") + slot.name:
+                continue
+            if slot.is_list:
+                slot.data = from_json(values, self.variants)
+                binding.list_lengths[slot.name] = len(slot.data)
+            else:
+                slot.data = dict(zip(json.loads(keys), from_json(values, self.variants)))
+        self._apply([(state.name, *row) for row in self.database.cell_others(state.name)])
 
     def _apply(self, rows: list[tuple]) -> None:
         """Set (or, value None, remove) each (cell, space, key, value) in the bound cells' memory."""
