@@ -232,7 +232,7 @@ def test_completion_offers_session_names_and_builtins(session):
     assert reply["matches"] == ["Counter"] and reply["cursor_start"] == 8
     kinds = {t["text"]: t["type"] for t in complete(session, "op", 2)["metadata"]["_jupyter_types_experimental"]}
     assert kinds["open"] == "state" and kinds["open_door"] == "handler"
-    assert complete(session, "%st", 3)["matches"] == ["state"]
+    assert complete(session, "%st", 3)["matches"] == ["state", "store"]
 
 
 def matches(session, code):

@@ -222,6 +222,7 @@ class Session:
         self._runtime = None
         self._parsed: Optional[tuple[str, ast.Program]] = None
         self.ask_person: Optional[Callable[[str], bool]] = None  # approve()'s person (the kernel sets it)
+        self.program_path: Optional[str] = None  # the last %load-ed file (its default store: %store)
 
     # ------------------------------------------------------------ state
 

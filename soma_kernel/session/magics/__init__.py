@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple, Optional
 
 from ...syntax.ast import Span
-from . import analysis, control, files, inspection
+from . import analysis, control, files, inspection, store
 from .base import Magic, MagicError, split_args
 
 __all__ = ["REGISTRY", "Magic", "MagicError", "split_args", "split_cell", "run_cell_magic", "run_line_magic",
@@ -137,7 +137,7 @@ def _names(message: str, word: str) -> bool:
 
 
 REGISTRY: dict[str, Magic] = {magic.name: magic
-                             for module in (analysis, inspection, files, control) for magic in module.MAGICS}
+                             for module in (analysis, inspection, files, store, control) for magic in module.MAGICS}
 
 
 def lookup(name: str, cell: bool) -> Magic:

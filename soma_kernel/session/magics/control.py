@@ -7,16 +7,32 @@ import inspect
 from ..inspect import help_text
 from .base import Magic, MagicError, split_args
 
+USAGE = "%reset [--store] [Cell]"
+
 
 def reset_magic(session, run, args: str, body) -> None:
-    """%reset [Cell]: fresh memory, machine instances and mocks (of one cell, or all); definitions stay."""
-    words = split_args(args, "%reset [Cell]")
-    if len(words) > 1:
-        raise MagicError("usage: %reset [Cell]")
+    """%reset [--store] [Cell]: fresh memory, machine instances and mocks (of one cell, or all); definitions stay.
+
+    A session bound to a store (`%store`) is reset only with `--store`, which wipes the stored data too.
+    """
+    from .store import bound_store, reset_store_data, shown_path
+
+    words = split_args(args, USAGE)
+    wipe = "--store" in words
+    words = [word for word in words if word != "--store"]
+    if len(words) > 1 or any(word.startswith("-") for word in words):
+        raise MagicError(f"usage: {USAGE}")
     runtime = session.runtime
+    if words and words[0] not in runtime.cells:
+        raise MagicError(f"no cell named {words[0]} (defined: {', '.join(sorted(runtime.cells)) or 'none'})")
+    if wipe:
+        reset_store_data(session, run, words[0] if words else None)
+        return
+    store = bound_store(session)
+    if store is not None:
+        raise MagicError(f"the session is bound to {shown_path(session, store.path)}: `%reset --store` "
+                         "wipes its stored data too (or `%store off` first to reset memory only)")
     if words:
-        if words[0] not in runtime.cells:
-            raise MagicError(f"no cell named {words[0]} (defined: {', '.join(sorted(runtime.cells)) or 'none'})")
         runtime.reset(words[0])
         run.out(f"reset {words[0]}: memory and machine instances are fresh")
         return
@@ -79,7 +95,8 @@ def page_magic(session, run, args: str, body) -> None:
 
 
 MAGICS = (
-    Magic("reset", "%reset [Cell]", "fresh memory, instances and mocks (definitions stay)", reset_magic),
+    Magic("reset", USAGE, "fresh memory, instances and mocks (definitions stay; --store also wipes the bound store)",
+          reset_magic),
     Magic("help", "%help [magic]", "this list, or one magic in full (%help verify)", help_magic),
     Magic("?", "?name", "help on a name", question_magic),
     Magic("??", "??name", "help on a name and its definition's source, paged", page_magic),

@@ -33,6 +33,7 @@ def load_magic(session, run, args: str, body) -> None:
         session.set_project(project)
         run.out(f"using {os.path.relpath(project.path, session.directory)}")
     before = set(session.definitions)
+    session.program_path = path
     session.run_soma(run, text, shown)
     added = [key for key in session.definitions if key not in before or session.definitions[key].origin == shown]
     run.out(f"loaded {len(added)} definition(s) from {shown}: {', '.join(name for _, name in added) or 'none'}")

@@ -95,11 +95,25 @@ def _instance_key(instances: dict, word: str):
 
 
 def memory_magic(session, run, args: str, body) -> None:
-    """%memory Cell: the cell's memory slots and their values."""
-    words = split_args(args, "%memory Cell")
+    """%memory [Cell]: the cell's memory slots and their values; alone, what the bound store holds.
+
+    With a store bound (`%store`), what other processes committed is read first.
+    """
+    from .store import shown_path, stored_contents
+
+    words = split_args(args, "%memory [Cell]")
+    store = session.runtime.store
+    if not words and store is not None:
+        run.out(stored_contents(session, store))
+        return
     if len(words) != 1:
-        raise MagicError("usage: %memory Cell")
+        raise MagicError("usage: %memory Cell (and %memory alone once %store binds a file)")
     state = _cell_state(session, words[0])
+    if store is not None:
+        store.refresh()
+        stored = sorted(store.cells[words[0]].slots) if words[0] in store.cells else []
+        if stored:
+            run.out(f"{', '.join(stored)}: stored in {shown_path(session, store.path)}")
     if not state.slots:
         run.out(f"{words[0]} has no memory slots")
         return
@@ -149,7 +163,8 @@ def _listed(instances: dict) -> str:
 MAGICS = (
     Magic("state", "%state Cell [instance-id]", "machine instances and their states (or one instance's history)",
           state_magic),
-    Magic("memory", "%memory Cell", "a cell's memory slots and their values", memory_magic),
+    Magic("memory", "%memory [Cell]", "a cell's memory slots and their values (alone: what the bound store holds)",
+          memory_magic),
     Magic("mocks", "%mocks", "the scripted answers not consumed yet (think, approve, handlers)", mocks_magic),
     Magic("diagram", "%diagram Cell [machine] [instance-id]",
           "draw a state machine with live instance counts (and one instance's path)", diagram_magic),

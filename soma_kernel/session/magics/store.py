@@ -1,0 +1,145 @@
+"""Persistent data in a notebook: %store [PATH | off], and what %memory and %reset do once a store is bound.
+
+`%store` binds the session's `[persistent]` slots (with every cell's machine
+instances, `next_id` and `remember()` state) to a slot store file, by
+default the `.soma_data/<program>.sqlite` that `soma-kernel run` uses for
+the `%load`ed program. From then on each statement is one store
+transaction: it starts from what other processes committed and its writes
+are committed when it succeeds, never when it is rolled back.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ...core.diagnostics import SomaError
+from .base import Magic, MagicError, split_args
+
+USAGE = "%store [PATH | off]"
+
+
+def bound_store(session):
+    """The store the session's runtime is bound to, or None."""
+    return session.runtime.store
+
+
+def shown_path(session, path: str) -> str:
+    """A store path as messages show it: relative to the session's folder when inside it."""
+    relative = os.path.relpath(path, session.directory)
+    return path if relative.startswith("..") else relative
+
+
+def store_magic(session, run, args: str, body) -> None:
+    """%store [PATH | off]: bind the [persistent] slots to a store file, show the binding, or unbind."""
+    words = split_args(args, USAGE)
+    if len(words) > 1:
+        raise MagicError(f"usage: {USAGE}")
+    current = bound_store(session)
+    if words == ["off"]:
+        if current is None:
+            raise MagicError("no store is bound: the [persistent] slots are already in memory")
+        session.runtime.detach_store()
+        run.out(f"unbound {shown_path(session, current.path)}: the [persistent] slots live in memory again "
+                "(they keep their values; the file keeps its data)")
+        return
+    if not words and current is not None:
+        run.out(binding_summary(session, current))
+        return
+    path = store_path(session, words[0] if words else None)
+    held = slots_holding_data(session)
+    if current is not None:
+        session.runtime.detach_store()
+    try:
+        session.runtime.attach_store(open_store_for(path))
+    except SomaError as err:
+        session.runtime.store = None
+        raise MagicError(err.detail) from None
+    run.out(binding_summary(session, session.runtime.store))
+    if held:
+        run.out(f"note: the in-memory values of {', '.join(held)} were replaced by the stored ones", "stderr")
+
+
+def store_path(session, word):
+    """The file to bind: PATH (relative to the session's folder), else the %load-ed program's default store."""
+    from ...runtime.store import default_store_path
+
+    if word is not None:
+        return os.path.join(session.directory, os.path.expanduser(word))
+    if session.program_path is None:
+        raise MagicError("no program was %load-ed, so there is no default store: "
+                         "name the file (`%store data.sqlite`)")
+    return default_store_path(session.program_path)
+
+
+def open_store_for(path: str):
+    """The slot store at `path` (its errors name the file)."""
+    from ...runtime.store import open_store
+
+    return open_store(path)
+
+
+def slots_holding_data(session) -> list[str]:
+    """`Cell.slot` of each [persistent] slot that holds values in memory now (binding replaces them)."""
+    from ...runtime.store import is_persistent
+
+    return [f"{name}.{slot.name}" for name, state in session.runtime.cells.items()
+            for slot in state.slots.values() if is_persistent(slot.decl) and slot.data]
+
+
+def binding_summary(session, store) -> str:
+    """`bound to PATH` and what the bound cells hold from it, one line per cell."""
+    lines = [f"bound to {shown_path(session, store.path)}"]
+    for name, binding in sorted(store.cells.items()):
+        parts = [f"{slot_name} ({count_of(len(slot.data), 'entry', 'entries')})"
+                 for slot_name, slot in binding.slots.items()]
+        machines = binding.state.machines
+        if machines is not None and machines.current:
+            parts.append(count_of(len(machines.current), "machine instance", "machine instances"))
+        if binding.state.counter:
+            parts.append(f"next_id at {binding.state.counter}")
+        if binding.state.memory:
+            parts.append(count_of(len(binding.state.memory), "remembered value", "remembered values"))
+        if parts:
+            lines.append(f"  {name}: {', '.join(parts)}")
+    if len(lines) == 1:
+        lines.append("  nothing stored yet; [persistent] slots of the cells you define are kept there")
+    return "\n".join(lines)
+
+
+def count_of(number: int, one: str, many: str) -> str:
+    """`1 entry` / `3 entries`."""
+    return f"{number} {one if number == 1 else many}"
+
+
+def stored_contents(session, store) -> str:
+    """What the bound file holds, by cell and part (what `%memory` alone shows)."""
+    rows = store.summary()
+    lines = [f"{shown_path(session, store.path)} holds:" if rows else f"{shown_path(session, store.path)} is empty"]
+    for cell, space, count in rows:
+        kind, _, name = space.partition(":")
+        what = {"map": f"map slot {name}", "list": f"list slot {name}", "instance": "machine instances",
+                "remember": "remembered values", "next_id": "next_id counter"}.get(kind, space)
+        lines.append(f"  {cell}: {what}: {count_of(count, 'row', 'rows')}")
+    return "\n".join(lines)
+
+
+def reset_store_data(session, run, cell) -> None:
+    """`%reset --store [Cell]`: wipe the stored data (of one cell) and reset the live state to match."""
+    store = bound_store(session)
+    if store is None:
+        raise MagicError("--store: no store is bound (`%store` binds one); use %reset")
+    store.wipe(cell)
+    session.runtime.reset(cell)
+    where = shown_path(session, store.path)
+    if cell is not None:
+        run.out(f"reset {cell}: memory and machine instances are fresh, and its data in {where} is wiped")
+        return
+    session.variables.clear()
+    run.out(f"reset: memory, machine instances, mocks and top-level lets are fresh, and {where} is wiped; "
+            "definitions are kept")
+
+
+MAGICS = (
+    Magic("store", USAGE, "keep the [persistent] slots in a store file (default: the %load-ed program's)",
+          store_magic),
+)
