@@ -77,10 +77,10 @@ def list_rows(binding, name: str, changes: Changes) -> Iterator[tuple[str, str, 
     positions = {key for changed_cell, changed_space, key in changes.entries
                  if changed_cell == cell and changed_space == space}
     start = changes.list_from.get((cell, name))
+    if not positions and start is None:
+        return
     if start is not None:
         positions.update(range(start, len(data)))
-    if not positions:
-        return
     stored = binding.list_lengths.get(name, 0)
     for position in sorted(positions):
         if position < len(data):
