@@ -12,7 +12,7 @@ import pytest
 from helpers import running_kernel
 from test_kernel_protocol import of_type, run
 
-from soma_kernel.session import Session
+from soma_kernel.session.session import Session
 
 LEDGER = """
 cell Ledger {

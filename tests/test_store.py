@@ -67,6 +67,11 @@ def program(tmp_path):
     return str(path)
 
 
+def soma_run(argv: list[str]) -> int:
+    """`soma-kernel run ARGV` in this process; its exit code."""
+    return cli_main(["run", *argv])
+
+
 def forked_run(*argv: str) -> int:
     """Start `soma-kernel run ARGV` in a forked child; its pid."""
     pid = os.fork()

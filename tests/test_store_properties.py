@@ -163,7 +163,7 @@ def runtime_on(program, path: str) -> Runtime:
 
 def call(runtime: Runtime, cell: str, handler: str, args: tuple) -> None:
     """One top-level call; its failure (any SomaError) is part of the test, not an error."""
-    from soma_kernel.diagnostics import SomaError
+    from soma_kernel.core.diagnostics import SomaError
 
     try:
         runtime.call(handler, list(args), cell=cell)
