@@ -1,9 +1,9 @@
 """Call checks: every called name exists, with an argument count it accepts.
 
-`resolve(index, info, name, argc)` is the dispatch rule of a bare call (§6):
-the calling cell's own handler of matching arity, else a builtin, else the
-handler of another cell when its name is unique in the program. The cost and
-frame analyses use it too. Checked here: undefined functions (did-you-mean),
+`resolve(index, info, name, argc)` applies the dispatch rule of a bare call
+(runtime.dispatch, shared with the runtime): a handler taking that many
+arguments (own cell first, else the program's only one) wins over a builtin
+of the same name. The cost and frame analyses use it too. Checked here: undefined functions (did-you-mean),
 arity against handler/builtin/context builtin, `Cell.handler` targets,
 ambiguous bare calls, literal `delegate()` targets, tuple-variant arity,
 unknown UFCS methods, reserved handler names.
@@ -16,6 +16,7 @@ from typing import Optional
 
 from ..runtime.signatures import MACHINE_READS
 from ..syntax import ast
+from ..runtime.dispatch import AMBIGUOUS, BUILTIN, HANDLER, OWN, dispatch_bare_call
 from .context import CellInfo, ProgramIndex, Reporter, did_you_mean
 from .scopes import BodyFacts
 from .walk import iter_tree
@@ -51,12 +52,24 @@ def accepts(arity: tuple[int, Optional[int]], argc: int) -> bool:
 
 
 def resolve(index: ProgramIndex, info: Optional[CellInfo], name: str, argc: int) -> Optional[Target]:
-    """Where a bare call `name(argc args)` made from `info` goes, or None."""
+    """Where a bare call `name(argc args)` made from `info` goes, or None (runtime.dispatch's rule).
+
+    When no handler takes `argc` arguments and there is no builtin, the
+    handler of that name (own cell first) is returned so its arity is reported.
+    """
     own = info.handler(name) if info is not None else None
-    if own is not None and accepts(handler_arity(own), argc):
+    fitting = [c for c in index.handler_owners.get(name, [])
+               if (info is None or c != info.name) and accepts(handler_arity(index.cells[c].handler(name)), argc)]
+    choice = dispatch_bare_call(own is not None and accepts(handler_arity(own), argc), fitting,
+                                index.is_builtin(name))
+    if choice.kind == OWN:
         return Target("handler", name, info.name, own)
-    if index.is_builtin(name):
+    if choice.kind == HANDLER:
+        return Target("handler", name, choice.owner, index.cells[choice.owner].handler(name))
+    if choice.kind == BUILTIN:
         return Target("builtin", name)
+    if choice.kind == AMBIGUOUS:
+        return None
     if own is not None:
         return Target("handler", name, info.name, own)
     owners = [c for c in index.handler_owners.get(name, []) if info is None or c != info.name]

@@ -29,6 +29,7 @@ from .agent import Agent
 from .builtins import BUILTINS, argument_error, call_builtin
 from .codegen import HandlerSource
 from .compiler import RETURN, Compiler, Scope
+from .dispatch import AMBIGUOUS, HANDLER, OWN, dispatch_bare_call
 from .machines import MachineInstances, Transitions
 from .memory import CompiledInvariant, Journal, Slot
 from .signatures import MACHINE_READS
@@ -387,25 +388,31 @@ class Runtime:
     # ------------------------------------------------------------ resolution
 
     def resolve_call(self, node: ast.Call, cell: Optional[CellState], nargs: int) -> Callable[[list], object]:
-        """What a call by name runs: see the dispatch order in runtime.compiler."""
+        """What a bare or qualified call runs; a bare call follows runtime.dispatch's rule."""
         name = node.func
         if node.cell is not None:
             return self.qualified_target(node, nargs)
-        if cell is not None:
-            decl = cell.handler(name, nargs)
-            if decl is not None:
-                return self.bound_handler(cell, decl)
+        own = cell.handler(name, nargs) if cell is not None else None
+        others = [s for s in self.handler_states() if s is not cell and s.handler(name, nargs) is not None]
         context = self.context.lookup(name, cell, node)
+        choice = dispatch_bare_call(own is not None, others, context is not None or name in BUILTINS)
+        if choice.kind == OWN:
+            return self.bound_handler(cell, own)
+        if choice.kind == HANDLER:
+            return self.bound_handler(choice.owner, choice.owner.handler(name, nargs))
+        if choice.kind == AMBIGUOUS:
+            raise ambiguous_handler(name, choice.owners, node)
         if context is not None:
             return locating(node, context)
         if name in BUILTINS:
             return builtin_target(name, nargs, node)
-        owner = self.unique_handler_owner(name, nargs, node)
-        if owner is not None:
-            return self.bound_handler(owner, owner.handler(name, nargs))
         if name in self.variants:
             return lambda values: self.construct_tuple(name, values, node)
         return self.undefined_function(name, nargs, node)
+
+    def handler_states(self) -> list[CellState]:
+        """Every cell and test cell, the owners an unqualified call may reach."""
+        return list(self.cells.values()) + list(self.test_states.values())
 
     def bound_handler(self, state: CellState, decl: ast.Handler):
         """A handler of `state`, compiled on first resolution."""
@@ -427,11 +434,9 @@ class Runtime:
 
     def unique_handler_owner(self, name: str, nargs: int, node) -> Optional[CellState]:
         """The one cell (or test cell) with handler `name`; ambiguity is an error."""
-        owners = [s for s in list(self.cells.values()) + list(self.test_states.values())
-                  if s.handler(name, nargs) is not None]
+        owners = [s for s in self.handler_states() if s.handler(name, nargs) is not None]
         if len(owners) > 1:
-            names = ", ".join(f"{s.name}.{name}" for s in owners)
-            raise SomaError("type", f"'{name}' is a handler of several cells — qualify it: {names}", node.span)
+            raise ambiguous_handler(name, owners, node)
         return owners[0] if owners else None
 
     def undefined_function(self, name: str, nargs: int, node):
@@ -709,6 +714,12 @@ class ContextBuiltins:
 
 
 _ABSENT = object()
+
+
+def ambiguous_handler(name: str, owners: Iterable[CellState], node) -> SomaError:
+    """The error of an unqualified call that several cells' handlers answer."""
+    names = ", ".join(sorted(f"{s.name}.{name}" for s in owners))
+    return SomaError("type", f"'{name}' is a handler of several cells — qualify it: {names}", node.span)
 
 
 def builtin_target(name: str, nargs: int, node):
