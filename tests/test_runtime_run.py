@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -10,6 +13,8 @@ from soma_kernel.commands.cli import main
 from soma_kernel.runtime.interpreter import Runtime
 from soma_kernel.runtime.store import SlotStore, default_store_path
 from soma_kernel.syntax.parser import parse
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 PROGRAM = """
 cell type Level {
@@ -151,3 +156,29 @@ def test_run_refuses_a_value_the_face_does_not_promise(tmp_path, capsys):
     code, _out, err = run(capsys, str(program), "pick", '[1, "a"]')
     assert code == 1
     assert "R.pick() returned List (expected Int, got String), but its face declares -> List<Int>" in err
+
+
+PIPED = """cell Noisy {
+    on many() {
+        for i in range(0, 20000) { print("line {i}") }
+        return 1
+    }
+    on big() {
+        return range(0, 300000)
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("handler,first", [("many", b"line 0\n"), ("big", b"[0,")])
+def test_reader_closing_the_pipe_early_stops_the_run_quietly(tmp_path, handler, first):
+    (tmp_path / "noisy.cell").write_text(PIPED, encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
+    process = subprocess.Popen([sys.executable, "-m", "soma_kernel", "run", "noisy.cell", handler], cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    head = process.stdout.read(len(first))
+    process.stdout.close()  # the reader goes away, as `| head -1` does
+    errors = process.stderr.read()
+    assert process.wait(timeout=120) == 141
+    assert head == first
+    assert errors == b""

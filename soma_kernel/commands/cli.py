@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+
+SIGPIPE_STATUS = 141  # 128 + SIGPIPE (13): the status a shell shows for a tool stopped by a closed pipe
+
 
 def _check(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file")
@@ -107,3 +111,17 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _reader_went_away()
+
+
+def _reader_went_away() -> int:
+    """stdout's reader closed the pipe (`… | head -1`): stop quietly, as a SIGPIPE'd tool does (status 141).
+
+    stdout is pointed at /dev/null so that the interpreter's final flush of
+    what is still buffered cannot fail again on the way out.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return SIGPIPE_STATUS
