@@ -267,6 +267,112 @@ def _block_comment_end(text: str, start: int) -> int:
     return -1
 
 
+# ---------------------------------------------------------------- runs of edge lines
+
+_STATE_OPENER = re.compile(r"\bstate\s+[A-Za-z_][A-Za-z0-9_]*\s*(?::\s*[A-Z][A-Za-z0-9_]*\s*)?\{[ \t\r]*\n")
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_KEPT_LINES = re.compile(rf"(?:[ \t]*(?:initial[ \t]*:[ \t]*({_NAME}))?[ \t\r]*\n)*")
+_EDGE_RUN = re.compile(rf"(?:[ \t]*(?:{_NAME}[ \t]*->[ \t]*{_NAME})?[ \t\r]*\n)+")
+_EDGE_LINE = re.compile(rf"^[ \t]*({_NAME})[ \t]*->[ \t]*({_NAME})[ \t\r]*$", re.MULTILINE)
+_ITEM_START = re.compile(rf"[ \t]*(?:\}}|\*|initial[ \t]*:|({_NAME}))")
+_BRACES = re.compile(r"[{}]")
+_BLANKS = re.compile(r"[ \t\r\n]*")
+_EDGE_RUN_BLANKS = {ord(c): " " for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_->\t"}
+
+
+def _lift_simple_edges(scanned: _Scan) -> tuple[str, dict[int, list[ast.Edge]]]:
+    """Take the plain `a -> b` lines of every state block out of the text lark will parse.
+
+    A machine of 100 000 states is 100 000 such lines: building their Edge
+    nodes straight from the text is many times cheaper than lexing, parsing
+    and building them through lark. Lines are lifted from the top of a block
+    while they are blank, `initial: s` (kept for lark) or plain edges whose
+    names are no keywords, and only where lark would read each as one whole
+    edge: the line after the last lifted one starts a new item (a name, `*`,
+    `initial:` or `}`), so no guard or `except` clause continues it. Returns
+    the clean text with the lifted lines blanked (offsets and line breaks
+    kept, so every other token, error and span is what it was) and the lifted
+    edges by the offset of their block's `state` keyword, in source order.
+    """
+    lifted: dict[int, list[ast.Edge]] = {}
+    code, clean = scanned.code, scanned.clean
+    keywords = _keyword_words()
+    pieces: list[str] = []
+    done = 0
+    for opener in _STATE_OPENER.finditer(code):
+        body_end = _matching_brace(code, code.rfind("{", 0, opener.end()))
+        if body_end < 0 or opener.start() < done:
+            continue
+        edges, runs = _edge_runs(clean, opener.end(), body_end, keywords)
+        if not edges:
+            continue
+        lifted[opener.start()] = edges
+        for start, end in runs:
+            pieces.append(clean[done:start])
+            pieces.append(clean[start:end].translate(_EDGE_RUN_BLANKS))
+            done = end
+    if not lifted:
+        return clean, lifted
+    pieces.append(clean[done:])
+    return "".join(pieces), lifted
+
+
+def _edge_runs(code: str, position: int, body_end: int, keywords: set) -> tuple[list, list]:
+    """The liftable edges at the top of one state block body: (Edge nodes, (start, end) text ranges).
+
+    `code` is the text with comments blanked and strings kept (a line with a string is no plain edge).
+    """
+    edges: list[ast.Edge] = []
+    runs: list[tuple[int, int]] = []
+    line = code.count("\n", 0, position) + 1
+    counted = position
+    while True:
+        kept = _KEPT_LINES.match(code, position, body_end)
+        if any(name in keywords for name in re.findall(rf"initial[ \t]*:[ \t]*({_NAME})", kept.group())):
+            return [], []
+        run = _EDGE_RUN.match(code, kept.end(), body_end)
+        if run is None:
+            return edges, runs
+        found = []
+        for match in _EDGE_LINE.finditer(code, run.start(), run.end()):
+            src, dst = match.group(1), match.group(2)
+            if src in keywords or dst in keywords:
+                return [], []
+            line += code.count("\n", counted, match.start())
+            counted = match.start()
+            start, end = match.start(1), match.end(2)
+            column = start - match.start() + 1
+            found.append(ast.Edge(src=src, dst=dst, span=ast.Span(line, column, line, column + end - start,
+                                                                    start, end)))
+        if not _starts_item(code, run.end(), body_end, keywords):
+            del found[-1:]  # a clause on the next line may continue the last edge: lark reads it
+            edges += found
+            if found:
+                runs.append((run.start(), found[-1].span.end))
+            return edges, runs
+        edges += found
+        runs.append((run.start(), run.end()))
+        position = run.end()
+
+
+def _starts_item(code: str, position: int, body_end: int, keywords: set) -> bool:
+    """True when the text at `position` begins a new state item (or the block's `}`)."""
+    if _BLANKS.match(code, position, body_end).end() == body_end:
+        return True  # only the block's `}` follows
+    item = _ITEM_START.match(code, position, body_end)
+    return item is not None and (item.group(1) is None or item.group(1) not in keywords)
+
+
+def _matching_brace(code: str, opening: int) -> int:
+    """The offset of the `}` closing the `{` at `opening` (strings and comments blanked), or -1."""
+    depth = 0
+    for brace in _BRACES.finditer(code, opening):
+        depth += 1 if brace.group() == "{" else -1
+        if depth == 0:
+            return brace.start()
+    return -1
+
+
 # ---------------------------------------------------------------- positions
 
 
@@ -326,13 +432,14 @@ def _parse_text(text: str, origin: str, start: str):
                         f"nesting deeper than {MAX_NESTING} levels",
                         hint="split the expression with `let` bindings or helper handlers")
     with paused_gc():  # a node per token, none of them garbage (see gcpause)
+        clean, lifted = _lift_simple_edges(scanned) if scanned.unclosed is None else (scanned.clean, {})
         try:
-            tree = _lark().parse(scanned.clean, start=start, on_error=_keyword_as_name)
+            tree = _lark().parse(clean, start=start, on_error=_keyword_as_name)
         except UnexpectedInput as exc:
             errors.from_lark(exc)
         if scanned.unclosed is not None:
             errors.unclosed_text()
-        return _Builder(scanned.clean, origin).build(tree)
+        return _Builder(clean, origin, lifted).build(tree)
 
 
 def _keyword_as_name(exc: UnexpectedInput) -> bool:
@@ -594,6 +701,18 @@ def _keyword_types() -> set:
     return _KEYWORD_TYPES
 
 
+_KEYWORD_WORDS: Optional[set] = None
+
+
+def _keyword_words() -> set:
+    """The grammar's keywords as written (`match`, `state`, …): never read as a plain state name here."""
+    global _KEYWORD_WORDS
+    if _KEYWORD_WORDS is None:
+        _KEYWORD_WORDS = {t.pattern.value for t in _lark().terminals
+                          if t.pattern.type == "str" and re.fullmatch(r"[a-z_]\w*", t.pattern.value)}
+    return _KEYWORD_WORDS
+
+
 def _terminal_text(name: str) -> Optional[str]:
     """The literal text of a string terminal, or None."""
     for terminal in _lark().terminals:
@@ -656,9 +775,10 @@ class _Initial:
 class _Builder:
     """Builds AST nodes from a lark tree, children before parents, without recursion."""
 
-    def __init__(self, clean: str, origin: str):
+    def __init__(self, clean: str, origin: str, lifted: Optional[dict] = None):
         self.clean = clean
         self.origin = origin
+        self.lifted = lifted or {}
 
     def build(self, tree: Tree):
         """The AST value of the whole tree."""
@@ -921,6 +1041,9 @@ class _Builder:
                 machine.initial = item.name
             else:
                 machine.edges.append(item)
+        lifted = self.lifted.get(span.start)
+        if lifted:
+            machine.edges = sorted(machine.edges + lifted, key=lambda edge: edge.span.start)
         return machine
 
     def b_initial(self, children, span):
