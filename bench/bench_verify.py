@@ -8,7 +8,11 @@ can enter but never leave, so `done` is not inevitable: the counter-example
 is a lasso through the whole trap). Each program
 is written to a temporary folder (with a soma.toml for the cycle) and timed
 through the real pipeline; the table shows parse, `soma check` and verify
-(with rendering) separately. Run:
+(with rendering) separately. A second table runs the whole command,
+`soma-kernel verify FILE` as a subprocess, on linear chains of 10 000 and
+100 000 states (targets: 0.3 s and 3 s, linear growth), next to the start-up
+of an empty Python process and of the CLI's `--help`, so start-up can be
+subtracted. Prints, never asserts. Run:
 
     python bench/bench_verify.py
 """
@@ -16,6 +20,8 @@ through the real pipeline; the table shows parse, `soma check` and verify
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -25,6 +31,8 @@ from soma_kernel.analysis.verify.report import render_text
 from soma_kernel.project.loader import load
 
 SIZES = (1_000, 10_000, 100_000)
+WHOLE_COMMAND_SIZES = (10_000, 100_000)
+WHOLE_COMMAND_RUNS = 3
 
 
 def chain(n: int) -> str:
@@ -88,13 +96,40 @@ def time_verify(source: str, manifest: str | None) -> tuple[float, float, float,
     return parsed - start, checked - parsed, done - checked, text.rstrip().splitlines()[-1]
 
 
+def best_run(command: list[str]) -> float:
+    """The best of WHOLE_COMMAND_RUNS wall-clock times of `command` (its exit status is not judged)."""
+    best = float("inf")
+    for _ in range(WHOLE_COMMAND_RUNS):
+        start = time.perf_counter()
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def whole_command_table() -> None:
+    """`soma-kernel verify` as a subprocess on linear chains, beside the start-up it includes."""
+    python = best_run([sys.executable, "-c", "pass"])
+    cli = best_run([sys.executable, "-m", "soma_kernel", "--help"])
+    print(f"\nwhole command (best of {WHOLE_COMMAND_RUNS}); start-up: python {python:.3f} s, "
+          f"soma-kernel --help {cli:.3f} s")
+    print(f"{'linear chain states':<22}{'whole s':>9}{'minus start-up':>16}{'s per 10k':>11}")
+    with tempfile.TemporaryDirectory() as folder:
+        for size in WHOLE_COMMAND_SIZES:
+            path = os.path.join(folder, f"chain{size}.cell")
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(chain(size))
+            whole = best_run([sys.executable, "-m", "soma_kernel", "verify", path])
+            print(f"{size:<22}{whole:>9.3f}{whole - cli:>16.3f}{(whole - cli) * 10_000 / size:>11.3f}")
+
+
 def main() -> None:
-    """Print one table row per family and size."""
+    """Print one table row per family and size, then the whole-command table."""
     print(f"{'family':<28}{'states':>9}{'parse s':>10}{'check s':>10}{'verify s':>10}  verdict")
     for name, build, manifest in FAMILIES:
         for size in SIZES:
             parse_s, check_s, verify_s, verdict = time_verify(build(size), manifest)
             print(f"{name:<28}{size:>9}{parse_s:>10.3f}{check_s:>10.3f}{verify_s:>10.3f}  {verdict[:44]}")
+    whole_command_table()
 
 
 if __name__ == "__main__":

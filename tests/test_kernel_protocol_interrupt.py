@@ -75,3 +75,16 @@ def test_interrupting_an_endless_loop_rolls_it_back(kernel):
     assert waited < 10
     reply, messages = run(client, "bump()")
     assert of_type(messages, "execute_result")[0]["data"]["text/plain"] == "2"
+
+
+def test_a_long_push_loop_finishes_and_an_interrupted_one_rolls_back(kernel):
+    manager, client = kernel
+    built = "let xs = []\nfor i in range(0, 200000) { xs = push(xs, i) }\nlen(xs)"
+    reply, messages = run(client, built, timeout=60)
+    assert reply["status"] == "ok" and of_type(messages, "execute_result")[0]["data"]["text/plain"] == "200000"
+    assert run(client, "let kept = xs")[0]["status"] == "ok"
+    reply, waited = interrupt(manager, client, "while true { xs = push(xs, 1) }", after=1.0)
+    assert_clean_interrupt(client, reply)
+    assert waited < 10
+    reply, messages = run(client, "[len(xs), len(kept), xs[199999]]")
+    assert of_type(messages, "execute_result")[0]["data"]["text/plain"] == "[200000, 200000, 199999]"

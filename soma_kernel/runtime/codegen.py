@@ -9,13 +9,20 @@ for any node it does not generate, so both always agree on semantics.
 
 from __future__ import annotations
 
+import re
+import sys
 from typing import Callable
 
 from ..core.diagnostics import SomaError, locating
 from ..syntax import ast
 from . import ops
+from .builtins.collections import range_object
 from .compiler import (SLOW_OPS, Compiler, ControlSignal, Scope, get_field, get_index, is_int_literal,
                        iterate, raise_at, set_in)
+from .intlocals import int_locals, is_int_expr
+from .inplace import (GENERATED_UNSHARED, LOCAL_UNSHARED, OWNED_NAME, contains_block, extends_itself,
+                      generated_owned_test, is_push_target)
+from .memory import MISSING
 from .values import display, type_of
 
 
@@ -28,6 +35,9 @@ DIRECT_SLOT_METHODS = {("set", 2): "write", ("get", 1): "read_key", ("push", 1):
 MAX_INLINE_DEPTH = 40   # Python's parser refuses ~200 nested parentheses
 MAX_BLOCK_DEPTH = 60    # and 100 levels of indentation
 MAX_PYTHON_BLOCKS = 18  # and 20 statically nested for/while/try blocks
+LOCAL_MARK = "\x00"     # around a local's index in generated text (repr() never writes a raw NUL)
+UNSHARED_MARK = "\x01"  # where the in-place rebuild's probed reference count goes
+_LOCAL_PLACEHOLDER = re.compile("\x00(\\d+)\x00")
 EXACT_PARAM_TYPES = {"Int": "int", "String": "str", "Bool": "bool", "Float": "float"}
 
 
@@ -74,6 +84,10 @@ class HandlerSource:
         self.loops = 0
         self.nesting = 0
         self.blocks = 1  # the handler's own try
+        self.ints: frozenset[str] = frozenset()  # locals that always hold an Int (runtime.intlocals)
+        self.frame_needed = False  # some closure reads the locals from the frame list `f`
+        self.value_temps: list[str] = []   # temporaries that may keep a list alive (see release_line)
+        self.release_sites = 0
 
     # ------------------------------------------------------------ helpers
 
@@ -83,10 +97,48 @@ class HandlerSource:
         self.constants[name] = value
         return name
 
-    def temp(self) -> str:
-        """A fresh local for walrus temporaries."""
+    def temp(self, holds_value: bool = False) -> str:
+        """A fresh local for walrus temporaries; `holds_value` when it may keep a List or Map alive."""
         self.temps += 1
-        return f"_t{self.temps}"
+        name = f"_t{self.temps}"
+        if holds_value:
+            self.value_temps.append(name)
+        return name
+
+    def release_marker(self, depth: int, keep: list[str]) -> None:
+        """A placeholder, filled in by release_line, before an in-place rebuild's reference count."""
+        self.release_sites += 1
+        self.emit(depth, f"#release {' '.join(keep)}")
+
+    def release_line(self, line: str) -> str:
+        """A release placeholder as the statement dropping every value temporary but `keep`.
+
+        A temporary still holding a list from an earlier expression would count
+        as a second holder and make the rebuild copy (correct, but quadratic).
+        """
+        indent, _, keep = line.partition("#release")
+        dropped = [name for name in self.value_temps if name not in keep.split()]
+        return f"{indent}{' = '.join(dropped)} = None" if dropped else f"{indent}pass"
+
+    def local(self, index: int) -> str:
+        """A placeholder for local `index`, resolved by resolved_locals once the whole handler is written."""
+        return f"{LOCAL_MARK}{index}{LOCAL_MARK}"
+
+    def frame_call(self, function: str) -> str:
+        """`function(f)`: a closure reading the locals from the frame list (so the handler keeps one)."""
+        self.frame_needed = True
+        return f"{function}(f)"
+
+    def resolved_locals(self, source: str) -> str:
+        """Locals as Python locals `_vN` (fast) when no closure needs the frame, else as `f[N]`.
+
+        The in-place rebuild's reference count is the one probed for that shape (runtime.inplace).
+        """
+        if self.frame_needed:
+            source = _LOCAL_PLACEHOLDER.sub(lambda m: f"f[{m.group(1)}]", source)
+            return source.replace(UNSHARED_MARK, str(GENERATED_UNSHARED))
+        source = _LOCAL_PLACEHOLDER.sub(lambda m: f"_v{m.group(1)}", source)
+        return source.replace(UNSHARED_MARK, str(LOCAL_UNSHARED))
 
     def emit(self, depth: int, text: str) -> None:
         """One line of source at indentation `depth`."""
@@ -96,7 +148,8 @@ class HandlerSource:
 
     def handler(self, decl: ast.Handler, params, checks, scope: Scope, mock_name: str) -> Callable:
         """The handler's `invoke(args) -> value` function."""
-        rt = self.closures.rt
+        rt, cell = self.closures.rt, self.closures.cell
+        self.ints = int_locals(decl, params, cell.slot_decls, cell.handler_decls)
         indices = [scope.declare(p.name) for p in params]
         body_lines_start = len(self.lines)
         self.block_stmts(decl.body.stmts, scope.child(), 2)
@@ -120,18 +173,26 @@ class HandlerSource:
         if params and params[-1].type is not None and params[-1].type.name == "Map":
             self.emit(1, f"if len(args) < {len(params)}:")
             self.emit(2, "args = [*args, {}]")
-        self.emit(1, f"f = [{', '.join(slots)}]")
+        if self.frame_needed:
+            self.emit(1, f"f = [{', '.join(slots)}]")
+        else:
+            for index, text in enumerate(slots):
+                self.emit(1, f"{self.local(index)} = {text}")
         self.emit(1, "try:")
         self.lines += body
-        self.emit(2, "return f[0]" if implicit else "return None")
+        self.emit(2, f"return {self.local(0)}" if implicit else "return None")
         self.emit(1, f"except {signal} as control:")
         self.emit(2, "if control.kind != 'return':")
         self.emit(3, "raise")
         self.emit(2, "return control.value")
         self.emit(1, "except RecursionError:")
         self.emit(2, f"raise {overflow}() from None")
+        if self.release_sites:
+            self.lines = [self.release_line(line) if line.lstrip().startswith("#release") else line
+                          for line in self.lines]
         namespace = dict(self.constants)
-        code = compile("\n".join(self.lines) + "\n", f"<soma handler {mock_name}>", "exec")
+        namespace["_refcount"] = sys.getrefcount
+        code = compile(self.resolved_locals("\n".join(self.lines) + "\n"), f"<soma handler {mock_name}>", "exec")
         exec(code, namespace)
         return namespace["invoke"]
 
@@ -164,7 +225,9 @@ class HandlerSource:
             lines.append(f"    f[{indices['status']}] = status")
         lines.append(f"    return {text}")
         namespace = dict(self.constants)
-        exec(compile("\n".join(lines) + "\n", f"<soma invariant of {state.name}>", "exec"), namespace)
+        self.frame_needed = True  # the candidate write arrives in the frame list
+        source = self.resolved_locals("\n".join(lines) + "\n")
+        exec(compile(source, f"<soma invariant of {state.name}>", "exec"), namespace)
         return namespace["evaluate"]
 
     def argument(self, position: int, check, param) -> str:
@@ -201,10 +264,12 @@ class HandlerSource:
                 return self.if_stmt(node.expr, scope, depth)
             if isinstance(node.expr, ast.Match):
                 return self.fallback_stmt(node, scope, depth)
-            return self.emit(depth, f"f[0] = {self.expr(node.expr, scope)}")
+            if self.slot_set_stmt(node.expr, scope, depth):
+                return None
+            return self.emit(depth, f"{self.local(0)} = {self.expr(node.expr, scope)}")
         if isinstance(node, ast.Let) and not (scope.is_root and scope.dynamic):
             value = self.expr(node.value, scope)
-            return self.emit(depth, f"f[{scope.declare(node.name)}] = {value}")
+            return self.emit(depth, f"{self.local(scope.declare(node.name))} = {value}")
         if isinstance(node, ast.Return):
             value = self.expr(node.value, scope) if node.value is not None else "None"
             return self.emit(depth, f"return {value}")
@@ -218,19 +283,66 @@ class HandlerSource:
             return self.while_stmt(node, scope, depth)
         if isinstance(node, ast.For):
             return self.for_stmt(node, scope, depth)
-        if isinstance(node, ast.Assign) and (self.local_assign(node, scope, depth)
+        if isinstance(node, ast.Assign) and (self.self_rebuild(node, scope, depth)
+                                             or self.local_assign(node, scope, depth)
                                              or self.local_index_assign(node, scope, depth)):
             return None
         return self.fallback_stmt(node, scope, depth)
+
+    def slot_set_stmt(self, call, scope: Scope, depth: int) -> bool:
+        """`slot.set(k, v)` as a statement on a Map slot: the common write inline, the rest through Slot.write.
+
+        Inline only when the key is a String, the value has the slot's exact
+        element type and every invariant accepts it; then it journals and
+        writes exactly as Slot.write would. Any other case calls Slot.write,
+        which checks, converts and refuses as always.
+        """
+        cell = self.closures.cell
+        if not (isinstance(call, ast.MethodCall) and call.method == "set" and len(call.args) == 2
+                and isinstance(call.receiver, ast.Name) and cell is not None
+                and call.receiver.id in cell.slot_decls and scope.lookup(call.receiver.id) is None):
+            return False
+        slot = cell.slots[call.receiver.id]
+        element = slot.decl.type.args[-1] if slot.decl.type.args else None
+        exact = EXACT_PARAM_TYPES.get(element.name) if element is not None and not element.args else None
+        if slot.is_list or (element is not None and exact is None):
+            return False
+        name, where = self.constant(slot, "slot"), self.constant(call, "n")
+        key, value = self.temp(holds_value=True), self.temp(holds_value=True)
+        data, old = self.temp(holds_value=True), self.temp(holds_value=True)
+        missing, journal = self.constant(MISSING, "missing"), self.constant(slot.journal.entries, "journal")
+        ok = self.temp()
+        self.emit(depth, f"{key} = {self.expr(call.args[0], scope)}")
+        self.emit(depth, f"{value} = {self.expr(call.args[1], scope)}")
+        typed = f" and type({value}) is {exact}" if exact is not None else ""
+        self.emit(depth, f"if type({key}) is str{typed}:")
+        self.emit(depth + 1, f"{old} = ({data} := {name}.data).get({key}, {missing})")
+        accepted = (f"{name}.accepted({key}, {value}, len({data}) + ({old} is {missing}))"
+                    if slot.invariants else "True")
+        self.emit(depth + 1, f"{ok} = {accepted}")
+        self.emit(depth, "else:")
+        self.emit(depth + 1, f"{ok} = False")
+        self.emit(depth, f"if {ok}:")
+        self.emit(depth + 1, f"if {old} is {missing}:")
+        self.emit(depth + 2, f"{journal}.append(lambda d={data}, k={key}: d.pop(k, None))")
+        self.emit(depth + 1, "else:")
+        self.emit(depth + 2, f"{journal}.append(lambda d={data}, k={key}, o={old}: d.__setitem__(k, o))")
+        self.emit(depth + 1, f"{data}[{key}] = {value}")
+        self.emit(depth + 1, f"if {name}.on_change is not None:")
+        self.emit(depth + 2, f"{name}.on_change({name}, {key})")
+        self.emit(depth + 1, f"{self.local(0)} = None")
+        self.emit(depth, "else:")
+        self.emit(depth + 1, f"{self.local(0)} = {name}.write({key}, {value}, {where})")
+        return True
 
     def fallback_stmt(self, node, scope: Scope, depth: int) -> None:
         """Run a statement compiled to a closure, honouring the control it returns."""
         run = self.constant(self.closures.stmt(node, scope), "s")
         control = self.temp()
-        self.emit(depth, f"{control} = {run}(f)")
+        self.emit(depth, f"{control} = {self.frame_call(run)}")
         self.emit(depth, f"if {control} is not None:")
         self.emit(depth + 1, f"if {control} == 'return':")
-        self.emit(depth + 2, "return f[0]")
+        self.emit(depth + 2, f"return {self.local(0)}")
         if self.loops:
             self.emit(depth + 1, f"if {control} == 'break':")
             self.emit(depth + 2, "break")
@@ -245,13 +357,77 @@ class HandlerSource:
         if index is None:
             return False
         if node.op == "=":
-            self.emit(depth, f"f[{index}] = {self.expr(node.value, scope)}")
+            self.emit(depth, f"{self.local(index)} = {self.expr(node.value, scope)}")
             return True
         symbol = node.op[0]
-        value = self.binary_text(symbol, f"f[{index}]", self.expr(node.value, scope), node,
-                                 left_int=False, right_int=is_int_literal(node.value))
-        self.emit(depth, f"f[{index}] = {value}")
+        value = self.binary_text(symbol, self.local(index), self.expr(node.value, scope), node,
+                                 left_int=target.id in self.ints, right_int=is_int_expr(node.value, self.ints),
+                                 right_node=node.value)
+        self.emit(depth, f"{self.local(index)} = {value}")
         return True
+
+    def self_rebuild(self, node: ast.Assign, scope: Scope, depth: int) -> bool:
+        """`x = push(x, …)`, `x = x + [e…]`, `x += [e…]` on a local: in place when x's list is unshared."""
+        kind = extends_itself(node) if GENERATED_UNSHARED > 0 and LOCAL_UNSHARED > 0 else ""
+        index = scope.lookup(node.target.id) if kind else None
+        if index is None:
+            return False
+        if kind == "push" and scope.lookup("push") is None:
+            self.push_in_place(node, node.value, index, scope, depth)
+            return True
+        items = node.value if node.op == "+=" else node.value.right
+        if kind == "concat" and isinstance(items, ast.ListLit) and items.items:
+            self.concat_in_place(node, items, index, scope, depth)
+            return True
+        return False
+
+    def push_in_place(self, node: ast.Assign, call: ast.Call, index: int, scope: Scope, depth: int) -> None:
+        """`x = push(x, a…)`: append to x's list when nobody else holds it and push is the builtin."""
+        rt, cell, nargs = self.closures.rt, self.closures.cell, len(call.args)
+        cache = [None, False]
+
+        def resolve():
+            cache[0] = rt.resolve_call(call, cell, nargs)
+            cache[1] = is_push_target(cache[0])
+            return cache[1]
+
+        cached, refresh = self.constant(cache, "cache"), self.constant(resolve, "resolve")
+        items = self.arguments_in_temps(call.args[1:], scope, depth)
+        self.release_marker(depth, items)
+        is_push = f"({cached}[1] if {cached}[0] is not None else {refresh}())"
+        self.emit(depth, f"if {is_push} and {generated_owned_test(self.local(index), UNSHARED_MARK)}:")
+        self.emit_extend(depth + 1, items)
+        self.emit(depth, "else:")
+        self.emit(depth + 1, f"{self.local(index)} = {cached}[0]([{self.local(index)}, {', '.join(items)}])")
+
+    def concat_in_place(self, node: ast.Assign, items: ast.ListLit, index: int, scope: Scope, depth: int) -> None:
+        """`x = x + [a…]` / `x += [a…]`: extend x's list when nobody else holds it (else `+` as usual)."""
+        located_node = node if node.op == "+=" else node.value
+        add = self.constant(locating(located_node, SLOW_OPS["+"]), "op")
+        values = self.arguments_in_temps(items.items, scope, depth)
+        self.release_marker(depth, values)
+        test = generated_owned_test(self.local(index), UNSHARED_MARK)
+        # `+` of two non-empty numeric lists of one length adds them element-wise: not an append.
+        self.emit(depth, f"if {test} and len({OWNED_NAME}) != {len(values)}:")
+        self.emit_extend(depth + 1, values)
+        self.emit(depth, "else:")
+        self.emit(depth + 1, f"{self.local(index)} = {add}({self.local(index)}, [{', '.join(values)}])")
+
+    def arguments_in_temps(self, args, scope: Scope, depth: int) -> list[str]:
+        """Evaluate `args` left to right into fresh value temporaries; their names."""
+        names = []
+        for arg in args:
+            name = self.temp(holds_value=True)
+            self.emit(depth, f"{name} = {self.expr(arg, scope)}")
+            names.append(name)
+        return names
+
+    def emit_extend(self, depth: int, items: list[str]) -> None:
+        """Append `items` to the list left in OWNED_NAME."""
+        if len(items) == 1:
+            self.emit(depth, f"{OWNED_NAME}.append({items[0]})")
+        else:
+            self.emit(depth, f"{OWNED_NAME} += ({', '.join(items)},)")
 
     def local_index_assign(self, node: ast.Assign, scope: Scope, depth: int) -> bool:
         """`m[k] = v` on a local Map (in place); False for anything else."""
@@ -261,15 +437,15 @@ class HandlerSource:
         index = scope.lookup(target.obj.id)
         if index is None:
             return False
-        key, value, container = self.temp(), self.temp(), self.temp()
+        key, value, container = self.temp(True), self.temp(True), self.temp(True)
         update = self.constant(set_in, "setin")
         where = self.constant(node, "n")
         self.emit(depth, f"{key} = {self.expr(target.index, scope)}")
         self.emit(depth, f"{value} = {self.expr(node.value, scope)}")
-        self.emit(depth, f"if type({container} := f[{index}]) is dict and type({key}) is str:")
+        self.emit(depth, f"if type({container} := {self.local(index)}) is dict and type({key}) is str:")
         self.emit(depth + 1, f"{container}[{key}] = {value}")
         self.emit(depth, "else:")
-        self.emit(depth + 1, f"f[{index}] = {update}({container}, [{key}], {value}, None, {where})")
+        self.emit(depth + 1, f"{self.local(index)} = {update}({container}, [{key}], {value}, None, {where})")
         return True
 
     def if_stmt(self, node: ast.If, scope: Scope, depth: int) -> None:
@@ -325,13 +501,17 @@ class HandlerSource:
     def for_stmt(self, node: ast.For, scope: Scope, depth: int) -> None:
         """`for x in value { }` (`range(a, b)` iterated lazily)."""
         lazy = self.closures.lazy_range(node.iterable, scope)
-        iterable = f"{self.constant(lazy, 'range')}(f)" if lazy is not None else self.expr(node.iterable, scope)
+        if lazy is not None:
+            bounds = ", ".join(self.expr(a, scope) for a in node.iterable.args)
+            iterable = f"{self.constant(locating(node.iterable, range_object), 'range')}({bounds})"
+        else:
+            iterable = self.expr(node.iterable, scope)
         inner = scope.child()
         index = inner.declare(node.var)
         bound = self.bound_counter(node, depth, "for")
         walk = self.constant(iterate, "iterate")
         where = self.constant(node, "n")
-        self.emit(depth, f"for f[{index}] in {walk}({iterable}, {where}):")
+        self.emit(depth, f"for {self.local(index)} in {walk}({iterable}, {where}):")
         if bound is not None:
             self.emit(depth + 1, f"{bound[0]} += 1")
             self.emit(depth + 1, bound[1])
@@ -359,7 +539,7 @@ class HandlerSource:
         finally:
             self.nesting -= 1
         if text is None:
-            return f"{self.constant(self.closures.expr(node, scope), 'e')}(f)"
+            return self.frame_call(self.constant(self.closures.expr(node, scope), 'e'))
         return text
 
     def x_Literal(self, node: ast.Literal, scope: Scope):
@@ -370,7 +550,7 @@ class HandlerSource:
 
     def x_Name(self, node: ast.Name, scope: Scope):
         index = scope.lookup(node.id)
-        return f"f[{index}]" if index is not None else None
+        return self.local(index) if index is not None else None
 
     def x_ListLit(self, node: ast.ListLit, scope: Scope):
         return "[" + ", ".join(self.expr(item, scope) for item in node.items) + "]"
@@ -390,6 +570,7 @@ class HandlerSource:
             fail = self.constant(bad_bool, "badbool")
             return (f"(False if ({value} := {operand}) is True else (True if {value} is False "
                     f"else {fail}({value}, {where}, '!')))")
+        value = self.temp(holds_value=True)
         negate = self.constant(locating(node, ops.neg), "neg")
         return f"(-{value} if type({value} := {operand}) is int else {negate}({value}))"
 
@@ -400,34 +581,55 @@ class HandlerSource:
         if op in ("&&", "||"):
             return self.logical(node, left, right)
         if op == "??":
-            value = self.temp()
+            value = self.temp(holds_value=True)
             return f"({right} if ({value} := {left}) is None else {value})"
-        return self.binary_text(op, left, right, node, is_int_literal(node.left), is_int_literal(node.right))
+        return self.binary_text(op, left, right, node, is_int_expr(node.left, self.ints),
+                                is_int_expr(node.right, self.ints), node.right)
 
-    def binary_text(self, op: str, left: str, right: str, node, left_int: bool, right_int: bool) -> str:
-        """An arithmetic/comparison operator with an inline Int fast path."""
+    def binary_text(self, op: str, left: str, right: str, node, left_int: bool, right_int: bool,
+                    right_node=None) -> str:
+        """An arithmetic/comparison operator with an inline Int fast path.
+
+        A plain local is read where it is used instead of through a temporary,
+        unless the right operand (`right_node`) holds a block that could assign it.
+        """
         slow = self.constant(locating(node, SLOW_OPS[op]), "op")
-        if op == "%" and right_int and not left_int and node.right.value > 0:
+        if left_int and right_int and op in FAST_INT_SYMBOLS:
+            return f"({left} {FAST_INT_SYMBOLS[op]} {right})"
+        right_pure = right_node is None or not contains_block(right_node)
+        left_direct = _LOCAL_PLACEHOLDER.fullmatch(left) is not None and right_pure
+        if not right_pure and not (isinstance(node, ast.Binary) and is_int_literal(node.left)):
+            left_int = False  # read left first, before a block on the right could assign it
+        right_direct = _LOCAL_PLACEHOLDER.fullmatch(right) is not None
+        positive_literal = isinstance(node, ast.Binary) and is_int_literal(node.right) and node.right.value > 0
+        if op == "%" and positive_literal:
             # Python's floored % equals Soma's truncated % for a non-negative dividend.
-            a = self.temp()
-            return f"({a} % {right} if type({a} := {left}) is int and {a} >= 0 else {slow}({a}, {right}))"
+            a, bind = self.operand(left, left_direct)
+            if left_int:
+                return f"({a} % {right} if ({bind}) >= 0 else {slow}({a}, {right}))"
+            return f"({a} % {right} if type({bind}) is int and {a} >= 0 else {slow}({a}, {right}))"
         symbol = FAST_INT_SYMBOLS.get(op)
-        if symbol is None:
-            return f"{slow}({left}, {right})"
-        if left_int and right_int:
+        if symbol is None or (left_int and right_int):
             return f"{slow}({left}, {right})"
         if left_int:
-            b = self.temp()
-            return f"({left} {symbol} {b} if type({b} := {right}) is int else {slow}({left}, {b}))"
+            b, bind = self.operand(right, right_direct)
+            return f"({left} {symbol} {b} if type({bind}) is int else {slow}({left}, {b}))"
         if right_int:
-            a = self.temp()
-            return f"({a} {symbol} {right} if type({a} := {left}) is int else {slow}({a}, {right}))"
-        a, b = self.temp(), self.temp()
+            a, bind = self.operand(left, left_direct)
+            return f"({a} {symbol} {right} if type({bind}) is int else {slow}({a}, {right}))"
+        (a, bind_a), (b, bind_b) = self.operand(left, left_direct), self.operand(right, right_direct)
         if op in ("==", "!="):
             fast_types = self.constant(EQUALITY_FAST_TYPES, "eqtypes")
-            return (f"({a} {symbol} {b} if type({a} := {left}) is type({b} := {right}) in {fast_types} "
+            return (f"({a} {symbol} {b} if type({bind_a}) is type({bind_b}) in {fast_types} "
                     f"else {slow}({a}, {b}))")
-        return f"({a} {symbol} {b} if type({a} := {left}) is type({b} := {right}) is int else {slow}({a}, {b}))"
+        return f"({a} {symbol} {b} if type({bind_a}) is type({bind_b}) is int else {slow}({a}, {b}))"
+
+    def operand(self, text: str, direct: bool) -> tuple[str, str]:
+        """(how the operand is used, how it is first evaluated): itself, or a walrus temporary."""
+        if direct:
+            return text, text
+        name = self.temp(holds_value=True)
+        return name, f"{name} := {text}"
 
     def logical(self, node: ast.Binary, left: str, right: str) -> str:
         """Short-circuit && / || over Bools."""
@@ -452,6 +654,22 @@ class HandlerSource:
             return None
         args = [self.expr(a, scope) for a in node.args]
         rt, cell, nargs = self.closures.rt, self.closures.cell, len(node.args)
+        if self.closures.invariant_mode:
+            return f"{self.call_target_checked(node, nargs)}([{', '.join(args)}])"
+        cache = [None]
+
+        def resolve():
+            cache[0] = rt.resolve_call(node, cell, nargs)
+            return cache[0]
+
+        # A handler's code is dropped whenever definitions change (Runtime.refresh), so the
+        # target resolved at its first call stays right for as long as this code can run.
+        cached, refresh = self.constant(cache, "cache"), self.constant(resolve, "resolve")
+        return f"({cached}[0] or {refresh}())([{', '.join(args)}])"
+
+    def call_target_checked(self, node: ast.Call, nargs: int) -> str:
+        """A call target re-resolved when definitions change (invariants outlive a refresh)."""
+        rt, cell = self.closures.rt, self.closures.cell
         cache = [-1, None]
 
         def resolve():
@@ -461,8 +679,7 @@ class HandlerSource:
 
         cached, refresh = self.constant(cache, "cache"), self.constant(resolve, "resolve")
         runtime = self.constant(rt, "rt")
-        return (f"({cached}[1] if {cached}[0] == {runtime}.generation else {refresh}())"
-                f"([{', '.join(args)}])")
+        return f"({cached}[1] if {cached}[0] == {runtime}.generation else {refresh}())"
 
     def x_MethodCall(self, node: ast.MethodCall, scope: Scope):
         receiver, cell = node.receiver, self.closures.cell
@@ -472,9 +689,9 @@ class HandlerSource:
         method = DIRECT_SLOT_METHODS.get((node.method, len(node.args)))
         if method is None:
             return None
-        slots = self.constant(cell.slots, "slots")
+        slot = self.constant(cell.slots[receiver.id], "slot")  # a cell state keeps its Slot objects
         args = [self.expr(a, scope) for a in node.args] + [self.constant(node, "n")]
-        return f"{slots}[{receiver.id!r}].{method}({', '.join(args)})"
+        return f"{slot}.{method}({', '.join(args)})"
 
     def x_Field(self, node: ast.Field, scope: Scope):
         obj = node.obj

@@ -35,6 +35,7 @@ from ..syntax.lambdas import escape_fix, escape_message, lambda_escape
 from ..syntax.render import render_expr
 from . import ops
 from .builtins.collections import range_object
+from .inplace import concat_extends, extend_unshared, extends_itself, is_push_target
 from .patterns import compile_pattern
 from .values import Variant, display, map_key, type_of
 
@@ -392,6 +393,7 @@ class Compiler:
         target = node.target
         if isinstance(target, ast.Name):
             assign = self.assign_name(target, op, value, scope, node)
+            assign = self.self_rebuild(node, scope, assign) or assign
         elif isinstance(target, (ast.Index, ast.Field)):
             assign = self.assign_path(target, op, value, scope, node)
         else:
@@ -433,6 +435,74 @@ class Compiler:
             f[index] = new if op is None else op(f[index], new)
 
         return run
+
+    def self_rebuild(self, node: ast.Assign, scope: Scope, assign: Exec) -> Optional[Exec]:
+        """`x = push(x, …)`, `x = x + [e…]`, `x += [e…]`: extend x's list in place when nobody else holds it.
+
+        `assign` is the ordinary statement, run whenever x is not a variable
+        holding an unshared list (see runtime.inplace); None when `node` is no such rebuild.
+        """
+        kind = extends_itself(node)
+        name = node.target.id
+        index = scope.lookup(name)
+        if not kind or (index is None and not scope.dynamic):
+            return None
+        if kind == "push" and scope.lookup("push") is None and not (scope.dynamic and "push" in self.env):
+            call = node.value
+            extra = tuple(self.expr(a, scope) for a in call.args[1:])
+            return self.rebuild_closure(index, name, assign, extra, self.push_rebuild(call))
+        items = node.value if node.op == "+=" else node.value.right
+        if kind == "concat" and isinstance(items, ast.ListLit) and items.items:
+            extra = tuple(self.expr(a, scope) for a in items.items)
+            return self.rebuild_closure(index, name, assign, extra, self.concat_rebuild(node))
+        return None
+
+    def rebuild_closure(self, index: Optional[int], name: str, assign: Exec, extra, rebuild) -> Exec:
+        """Run a self-rebuild on frame slot `index` (None: session variable `name`)."""
+        env = self.env
+
+        def run(f):
+            holder, key = (f, index) if index is not None else (env, name)
+            if index is None and name not in env:
+                return assign(f)
+            items = [a(f) for a in extra]
+            rebuild(holder, key, items)
+            return None
+
+        return run
+
+    def push_rebuild(self, call: ast.Call):
+        """`holder[key] = push(holder[key], *items)`, in place when push is the builtin and the list unshared."""
+        rt, cell, nargs = self.rt, self.cell, len(call.args)
+        cache = [-1, None, False]
+
+        def rebuild(holder, key, items):
+            if cache[0] != rt.generation:
+                cache[1] = rt.resolve_call(call, cell, nargs)
+                cache[2] = is_push_target(cache[1])
+                cache[0] = rt.generation
+            if cache[2] and extend_unshared(holder, key, items):
+                return
+            try:
+                holder[key] = cache[1]([holder[key], *items])
+            except SomaError as err:
+                raise err.located(call)
+
+        return rebuild
+
+    def concat_rebuild(self, node: ast.Assign):
+        """`holder[key] = holder[key] + items` (a List literal), in place when that is a concatenation of an unshared list."""
+        where = node if node.op == "+=" else node.value
+
+        def rebuild(holder, key, items):
+            if concat_extends(holder[key], items) and extend_unshared(holder, key, items):
+                return
+            try:
+                holder[key] = ops.add(holder[key], items)
+            except SomaError as err:
+                raise err.located(where)
+
+        return rebuild
 
     def assign_path(self, target, op, value: Eval, scope: Scope, node) -> Exec:
         """`a[i] = v`, `a.f += v`, nested: rebuild the path from its root.

@@ -324,9 +324,19 @@ class Runtime:
 
         Test-rule forms (mock, assert…) never come here: the session hands them
         to the test runner's `run_rule`.
+
+        Session variables are restored too when it fails (a failed statement leaves
+        nothing behind; the snapshot also keeps an in-place rebuild, runtime.inplace,
+        away from a list it holds).
         """
         execute = self.compile_statement(node, env)
-        return self.invoke(execute)
+        before = dict(env)
+        try:
+            return self.invoke(execute)
+        except BaseException:
+            env.clear()
+            env.update(before)
+            raise
 
     # ------------------------------------------------------------ handlers
 
@@ -739,6 +749,7 @@ def builtin_target(name: str, nargs: int, node):
         except OverflowError:
             raise SomaError("range", f"{name}(): number out of range", node.span) from None
 
+    run.builtin = function  # lets codegen recognise a builtin it can specialise (runtime.inplace)
     return run
 
 
