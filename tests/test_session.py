@@ -225,3 +225,46 @@ def test_a_misspelt_handler_cell_or_function_gets_a_did_you_mean_hint(session):
     assert hints["Counter.bmp(1)"] == "  hint: did you mean `bump`?"
     assert hints["lenn([1])"] == "  hint: did you mean `len`?"
     assert "did you mean" not in hints["Counter.bump(1, 2)"]
+
+
+def test_a_wrong_number_of_arguments_shows_the_signature_not_define_it(session):
+    session.execute(COUNTER, "a")
+    result = session.execute("bump(1, 2)", "b", count=4)
+    assert result.error == (
+        "error: cell[4]:1:1: undefined_variable: no handler 'bump' takes 2 arguments\n"
+        "1 | bump(1, 2)\n"
+        "  | ^^^^^^^^^^\n"
+        "  hint: `bump` exists but takes other arguments: Counter.bump(n: Int) (this call passes 2)")
+    qualified = session.execute("Counter.bump()", "c", count=5)
+    assert qualified.error.split("\n")[-1] == (
+        "  hint: `bump` exists but takes other arguments: Counter.bump(n: Int) (this call passes 0)")
+
+
+def test_a_field_that_does_not_exist_is_named(session):
+    result = session.execute('let m = map("a", 1)\nm.b > 3', "a", count=2)
+    assert result.error == (
+        "error: cell[2]:2:1: type: m.b is (): the map has no field 'b' (its fields: a), "
+        "so cannot compare Unit and Int\n"
+        "2 | m.b > 3\n"
+        "  | ^^^\n"
+        "  hint: the statement was rolled back: the session is as it was before it")
+
+
+def test_a_cell_used_as_a_value_says_how_its_slots_are_read(session):
+    session.execute(COUNTER, "a")
+    result = session.execute("Counter.count", "b", count=3)
+    assert result.error == (
+        "error: cell[3]:1:1: undefined_variable: undefined variable 'Counter'\n"
+        "1 | Counter.count\n"
+        "  | ^^^^^^^\n"
+        "  hint: `Counter` is a cell, not a value: its memory slots (`count`) are read by their bare name "
+        "inside its handlers, or at top level when no other cell has a slot of that name; "
+        "`%memory Counter` shows them all")
+
+
+def test_an_invariant_error_quotes_a_string_value(session):
+    session.execute('cell Log {\n    memory {\n        lines: List<String>\n        invariant lines != "hello"\n'
+                    '    }\n    on add(s: String) {\n        lines.push(s)\n        return lines.size\n    }\n}', "a")
+    result = session.execute('add("hello")', "b", count=2)
+    assert result.error.split("\n")[0] == (
+        'error: cell[2]:1:1: invariant: lines[0] = "hello" violates invariant lines != "hello"')

@@ -74,22 +74,38 @@ def caret_lines(source: str, span: Span) -> list[str]:
     return [gutter + text, caret]
 
 
+@dataclass(frozen=True)
+class MissingName:
+    """What a name lookup did not find, for hints built from fields, not text.
+
+    role is `cell`, `handler` (a handler of that name exists, with another
+    number of arguments), `function` or `variable`; owner the cell asked
+    (`Cell.name(…)`), nargs the number of arguments of the call.
+    """
+
+    role: str
+    name: str
+    owner: Optional[str] = None
+    nargs: Optional[int] = None
+
+
 class SomaError(Exception):
     """A Soma runtime error: what `try` catches and `assert_fails` expects.
 
     kind is the error kind (`invariant`, `guard_failed`, `llm`, a `require`
     tag…), detail the message alone; `str(err)` is the error text
     `"<kind>: <detail>"` (or the message as the runtime phrases it when
-    `text` is given).
+    `text` is given). `missing` names what a failed lookup did not find.
     """
 
     def __init__(self, kind: str, detail: str = "", span: Span = NO_SPAN,
-                 text: Optional[str] = None, catchable: bool = True):
+                 text: Optional[str] = None, catchable: bool = True, missing: Optional[MissingName] = None):
         self.kind = kind
         self.detail = detail
         self.span = span
         self.text = text if text is not None else (f"{kind}: {detail}" if detail else kind)
         self.catchable = catchable
+        self.missing = missing
         super().__init__(self.text)
 
     def __str__(self) -> str:

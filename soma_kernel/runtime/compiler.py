@@ -669,6 +669,7 @@ class Compiler:
             return coalesce
         fast = FAST_OPS.get(op)
         slow = SLOW_OPS[op]
+        fields = self.field_sides(node, scope)
         if fast is not None and is_int_literal(node.right):
             constant = node.right.value
 
@@ -679,7 +680,7 @@ class Compiler:
                 try:
                     return slow(a, constant)
                 except SomaError as err:
-                    raise err.located(node)
+                    raise missing_field_error(err, fields, (a, constant), f).located(node)
 
             return binary_constant
 
@@ -691,9 +692,17 @@ class Compiler:
             try:
                 return slow(a, b)
             except SomaError as err:
-                raise err.located(node)
+                raise missing_field_error(err, fields, (a, b), f).located(node)
 
         return binary
+
+    def field_sides(self, node: ast.Binary, scope: Scope) -> list:
+        """The sides of a binary operation that read `path.field` of a plain name path, as
+        (0 left / 1 right, the Field, an Eval of the path): a failed operation on a field
+        that came back () then names the missing field. The path is read again only
+        on that error, and reading a name path has no effect."""
+        return [(index, side, self.expr(side.obj, scope)) for index, side in enumerate((node.left, node.right))
+                if isinstance(side, ast.Field) and is_name_path(side.obj)]
 
     def logical(self, node, left: Eval, right: Eval, is_and: bool) -> Eval:
         """Short-circuit `&&` / `||` over Bools."""
@@ -1020,6 +1029,26 @@ def iterate(value, node):
 
 
 SLOT_PSEUDO_FIELDS = frozenset({"len", "size", "keys", "values", "entries", "last", "all"})
+
+
+def is_name_path(expr) -> bool:
+    """True for `a` or `a.b.c`: a read with no effect, safe to evaluate again."""
+    while isinstance(expr, ast.Field):
+        expr = expr.obj
+    return isinstance(expr, ast.Name)
+
+
+def missing_field_error(err: SomaError, fields: list, values: tuple, f) -> SomaError:
+    """`err`, or, when an operand was a map's field that does not exist, an error naming it."""
+    for index, side, path in fields:
+        if values[index] is not None:
+            continue
+        container = path(f)
+        if isinstance(container, dict) and side.name not in container:
+            known = ", ".join(k for k in container if not k.startswith("_")) or "none"
+            return SomaError(err.kind, f"{render_expr(side)} is (): the map has no field '{side.name}' "
+                                       f"(its fields: {known}), so {err.detail}", side.span)
+    return err
 
 
 def get_field(value, name: str, node):

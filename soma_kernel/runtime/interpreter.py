@@ -20,7 +20,7 @@ import sys
 import time
 from typing import Callable, Iterable, Optional
 
-from ..core.diagnostics import SomaError, locating
+from ..core.diagnostics import MissingName, SomaError, locating
 from ..syntax import ast
 from ..syntax.invariant_terms import reads_size
 from ..syntax.machines import build_model
@@ -432,14 +432,17 @@ class Runtime:
         """`Cell.handler(args)`, or `Cell.get_status(id)` & co. on that cell's machine."""
         state = self.cells.get(node.cell) or self.test_states.get(node.cell)
         if state is None:
-            raise SomaError("undefined_variable", f"no cell named '{node.cell}'", node.span)
+            raise SomaError("undefined_variable", f"no cell named '{node.cell}'", node.span,
+                            missing=MissingName("cell", node.cell))
         decl = state.handler(node.func, nargs)
         if decl is None and node.func in MACHINE_READS:
             return self.machine_read(state, node)
         if decl is None:
+            role = "handler" if node.func in state.handler_decls else "function"
             raise SomaError("undefined_variable",
                             f"cell '{node.cell}' has no handler '{node.func}' taking {nargs} argument"
-                            f"{'' if nargs == 1 else 's'}", node.span)
+                            f"{'' if nargs == 1 else 's'}", node.span,
+                            missing=MissingName(role, node.func, node.cell, nargs))
         return self.bound_handler(state, decl)
 
     def unique_handler_owner(self, name: str, nargs: int, node) -> Optional[CellState]:
@@ -455,8 +458,10 @@ class Runtime:
         detail = (f"no handler '{name}' takes {nargs} argument{'' if nargs == 1 else 's'}" if known
                   else f"undefined function '{name}'")
 
+        missing = MissingName("handler" if known else "function", name, None, nargs)
+
         def fail(values):
-            raise SomaError("undefined_variable", detail, node.span)
+            raise SomaError("undefined_variable", detail, node.span, missing=missing)
 
         return fail
 
@@ -479,7 +484,8 @@ class Runtime:
             if variant.fields is None and variant.items is None:
                 return Variant(type_name, name)
             raise SomaError("type", f"variant {name} needs its fields: {name} {{ … }}", node.span)
-        raise SomaError("undefined_variable", f"undefined variable '{name}'", node.span)
+        raise SomaError("undefined_variable", f"undefined variable '{name}'", node.span,
+                        missing=MissingName("variable", name))
 
     def unique_slot_owner(self, name: str) -> Optional[CellState]:
         """At test/session level: the one cell with a slot `name`."""

@@ -17,7 +17,7 @@ from typing import Callable, Optional
 
 from ..core.diagnostics import SomaError
 from ..syntax import ast
-from .values import copy_value, display, type_of
+from .values import copy_value, display, display_inner, type_of
 
 MISSING = object()
 
@@ -91,7 +91,7 @@ class CompiledInvariant:
                 raise
             where = f"[{display_key(key)}]" if key is not None else ""
             hint = " (a missing entry reads as (): default it with `?? 0`)" if "Unit" in err.detail else ""
-            raise SomaError("invariant", f"{slot.name}{where} = {display(item)} fails invariant {self.text}: "
+            raise SomaError("invariant", f"{slot.name}{where} = {display_inner(item)} fails invariant {self.text}: "
                                          f"{err.detail}{hint}", self.node.span) from None
 
     def check_one(self, slot: "Slot", key, item, size: int, deleting: bool = False) -> None:
@@ -103,7 +103,7 @@ class CompiledInvariant:
             raise SomaError("type", f"invariant {self.text} must be a Bool, got {type_of(result)}",
                             self.node.span)
         where = f"[{display_key(key)}]" if key is not None else ""
-        change = f"deleting {slot.name}{where}" if deleting else f"{slot.name}{where} = {display(item)}"
+        change = f"deleting {slot.name}{where}" if deleting else f"{slot.name}{where} = {display_inner(item)}"
         raise SomaError("invariant", f"{change} violates invariant {self.text}", self.node.span)
 
 

@@ -29,7 +29,6 @@ Rules of a notebook session:
 from __future__ import annotations
 
 import contextlib
-import difflib
 import fnmatch
 import os
 import re
@@ -42,7 +41,6 @@ from ..analysis.check import check_program
 from ..core.diagnostics import Diagnostic, SomaError, SomaSyntaxError, caret_lines
 from ..core.errors import UserError
 from ..project.settings import load_project
-from ..runtime.builtins import BUILTINS
 from ..runtime.interpreter import Runtime
 from ..syntax import ast
 from ..syntax.ast import Span
@@ -50,12 +48,11 @@ from ..syntax.parser import parse, parse_fragment
 from ..testing.runner import apply_mock, run_rule
 from .definitions import SESSION_ORIGIN, Definition, SourceMap, combined_text, definition_key
 from .display import value_bundle
+from .hints import missing_name_hint
 from .magics import REGISTRY, MagicError, magic_span, run_cell_magic, run_line_magic, split_cell
 
 DEFINITION_TYPES = (ast.CellDecl, ast.TypeDecl, ast.TestCell, ast.Flesh)
 RULE_TYPES = (ast.RuleMock, ast.RuleAssert, ast.RuleAssertFails, ast.RuleLet, ast.RuleProperty)
-UNKNOWN_NAME = re.compile(r"(?:no cell named|no handler|undefined function) '(\w+)'")
-UNKNOWN_NAME_OWNER = re.compile(r"cell '(\w+)' has no handler")
 
 RUNTIME_HINTS = {
     "undefined_variable": "define it in an earlier cell (top-level `let` lines are kept) or check the spelling",
@@ -468,31 +465,12 @@ class Session:
         """`error: cell[N]:line:col: text`, the line, a caret, where it was raised, a hint."""
         inside = _inside(err.span, statement)
         span = err.span if inside else statement
-        hint = hint or self._did_you_mean(err.text) or RUNTIME_HINTS.get(err.kind, DEFAULT_RUNTIME_HINT)
+        hint = hint or missing_name_hint(self.runtime, err.missing) or RUNTIME_HINTS.get(err.kind, DEFAULT_RUNTIME_HINT)
         lines = [Diagnostic("error", err.text, span, origin, err.kind).render(code)]
         if not inside:
             lines.extend(self._raised_in(err.span))
         lines.append(f"  hint: {hint}")
         return "\n".join(lines)
-
-    def _did_you_mean(self, text: str) -> Optional[str]:
-        """`did you mean …?` for a misspelt handler, function or cell name, from what the session defines."""
-        missing = UNKNOWN_NAME.search(text)
-        if missing is None:
-            return None
-        wanted = missing.group(1)
-        cells = self.runtime.cells
-        if missing.group(0).startswith("no cell"):
-            known = list(cells)
-        else:
-            owner = UNKNOWN_NAME_OWNER.search(text)
-            handlers = [h.name for name, state in cells.items() if owner is None or owner.group(1) == name
-                        for h in state.decl.handlers]
-            known = handlers + ([] if owner else list(BUILTINS))
-        if wanted in known:  # it exists: the arity was wrong, not the spelling
-            return None
-        close = difflib.get_close_matches(wanted, known, n=1)
-        return f"did you mean `{close[0]}`?" if close else None
 
     def _raised_in(self, span: Span) -> list[str]:
         """Where in the definitions an error was raised, when exactly one of them contains its span."""

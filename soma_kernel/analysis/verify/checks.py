@@ -21,6 +21,7 @@ from typing import Optional
 from ...core.gcpause import paused_gc
 from ...syntax import ast
 from ..context import ProgramIndex
+from ..describe import counted
 from .effects import effects_lines
 from .graph import Graph
 from .guards import guard_lines
@@ -125,7 +126,7 @@ def _properties_line(props, settings, index: ProgramIndex) -> Optional[str]:
     """`soma.toml: K user-defined properties loaded[ — NONE applies …]`, or None."""
     if not props:
         return None
-    line = f"soma.toml: {len(props)} user-defined properties loaded"
+    line = f"soma.toml: {counted(len(props), 'user-defined property', 'user-defined properties')} loaded"
     cells = list(settings.cells)
     with_machine = [n for n, info in index.cells.items() if info.model is not None]
     if cells and not any(name in with_machine for name in cells):

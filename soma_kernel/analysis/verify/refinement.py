@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from ...syntax import ast
 from ...syntax.machines import MachineModel
+from ..describe import counted
 from .report import FAIL, INFO, PASS, WARN, CheckLine
 from .sites import THINK_BUILTINS, TransitionSite, call_sites, transition_sites
 
@@ -98,7 +99,7 @@ def isolation_lines(cell: CellBodies) -> list[CheckLine]:
     dynamic = [b.name for b in movers if any(not s.literal for s in cell.transitions[b.name])]
     if not dynamic:
         return [CheckLine(PASS, "think-isolated: CTL safety properties hold regardless of LLM output "
-                                f"({len(movers)} handlers, {literal} literal transitions, 0 dynamic)",
+                                f"({counted(len(movers), 'handler')}, {counted(literal, 'literal transition')}, 0 dynamic)",
                           kind="isolation")]
     reasons = "; ".join(f"handler `{name}` computes its transition() target" for name in dynamic)
     return [CheckLine(WARN, f"dynamic transition targets: {reasons} — the state these handlers move to is computed "

@@ -23,6 +23,7 @@ one ⚠ per reason.
 from __future__ import annotations
 
 from ...syntax import ast
+from ..describe import counted
 from ..walk import iter_tree
 from .graph import Adjacency, cyclic_states
 from .report import PASS, WARN, CheckLine
@@ -67,6 +68,11 @@ def _cycle_members(succ: list[list[int]]) -> list[bool]:
     return cyclic_states(Adjacency(succ))
 
 
+def _all(count: int) -> str:
+    """`all 3 handlers`, `the 1 handler`."""
+    return f"{'the' if count == 1 else 'all'} {counted(count, 'handler')}"
+
+
 def termination_lines(cell: str, handlers: list[ast.Handler], scheduled: list[ast.Scheduled],
                       calls: CallGraph) -> list[CheckLine]:
     """The termination line(s) of one cell."""
@@ -76,7 +82,7 @@ def termination_lines(cell: str, handlers: list[ast.Handler], scheduled: list[as
     for block in scheduled:
         reasons.extend(_loop_reasons(f"{block.kind}@{block.interval_ms}ms", block.body, False))
     if not reasons:
-        return [CheckLine(PASS, f"termination: all {len(handlers)} handlers structurally terminate",
+        return [CheckLine(PASS, f"termination: {_all(len(handlers))} structurally terminate{'s' if len(handlers) == 1 else ''}",
                           kind="termination")]
     return [CheckLine(WARN, reason, kind="termination") for reason in reasons]
 
