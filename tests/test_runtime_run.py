@@ -182,3 +182,56 @@ def test_reader_closing_the_pipe_early_stops_the_run_quietly(tmp_path, handler, 
     assert process.wait(timeout=120) == 141
     assert head == first
     assert errors == b""
+
+
+
+def test_approve_without_a_terminal_says_how_to_answer_under_run(program, capsys, monkeypatch):
+    monkeypatch.delenv("SOMA_APPROVE", raising=False)
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    code, out, err = run(capsys, program, "gate", "ship it")
+    assert (code, out) == (1, "")
+    assert err == (f"error: {program}:36:36: approval_required: approve(\"ship it\") has no one to answer it — "
+                   "set SOMA_APPROVE=always|never, or run it at a terminal to answer y/N\n")
+
+
+def test_no_handler_named_and_no_default_lists_every_handler(tmp_path, capsys):
+    path = tmp_path / "two.cell"
+    path.write_text("cell Two {\n    on add(a: Int, b: Int) { return a + b }\n    on neg(a: Int) { return 0 - a }\n}\n",
+                    encoding="utf-8")
+    code, out, err = run(capsys, str(path))
+    assert (code, out) == (1, "")
+    assert err == f"error: {path}: type: name the handler to run — handlers: Two.add(a, b), Two.neg(a)\n"
+
+
+GUARDED = """cell Door {
+    memory {
+        keys: Map<String, Bool>
+        opened: Map<String, Int> [persistent]
+    }
+    state door {
+        initial: shut
+        shut -> ajar
+        ajar -> open { guard { keys.get("k") ?? false } }
+    }
+    on prepare(id: Int) {
+        keys.set("k", true)
+        transition(id, "ajar")
+    }
+    on open_it(id: Int) { transition(id, "open") }
+}
+"""
+
+
+def test_a_failed_guard_after_instances_came_back_says_the_slots_started_empty(tmp_path, capsys):
+    path = tmp_path / "door.cell"
+    path.write_text(GUARDED, encoding="utf-8")
+    program = str(path)
+    assert run(capsys, program, "open_it", "1")[2] == (
+        f"error: {program}:15:27: invalid transition: shut → open. Valid targets: [ajar]\n")
+    assert run(capsys, program, "prepare", "1")[0] == 0
+    code, out, err = run(capsys, program, "open_it", "1")
+    assert (code, out) == (1, "")
+    assert err == (
+        f"error: {program}:15:27: guard failed: ajar → open requires keys.get(\"k\") ?? false\n"
+        "  hint: Door's machine instances persist between runs, but these slots start empty on every run "
+        "(they are not [persistent]): keys; mark what the guard reads [persistent], or start over with --fresh\n")

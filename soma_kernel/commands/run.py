@@ -5,9 +5,12 @@ Bool, String; JSON for Map, List and sum types); the result is printed with
 the JSON writer (`()` prints nothing); `approve()` asks y/N at a terminal.
 Without a handler name: `main` or
 `run`, else the only public handler, else the only handler taking that many
-arguments. `[persistent]` slots (and machine instances, `next_id` counters)
-live in `.soma_data/<program>.sqlite` beside the program; `--fresh` starts
-from empty state.
+arguments; with none of those, the error lists every handler and what it
+takes. `[persistent]` slots (and always machine instances, `next_id`
+counters) live in `.soma_data/<program>.sqlite` beside the program; the other
+slots start empty on every run, and a guard that fails after instances came
+back says so. `--fresh` starts from empty state. An `approve()` with nobody
+to answer fails closed and says how to answer (SOMA_APPROVE, a terminal).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Optional
 
 from ..core.diagnostics import SomaError
 from ..runtime.interpreter import Runtime
-from ..runtime.store import default_store_path, open_store
+from ..runtime.store import default_store_path, is_persistent, open_store
 from ..runtime.values import to_json
 from .program import load_program
 
@@ -36,11 +39,14 @@ def run(args: argparse.Namespace) -> int:
     runtime.load_program(loaded.program)
     if sys.stdin.isatty():
         runtime.agent.ask = ask_at_terminal
+    runtime.agent.approval_remedy = APPROVAL_REMEDY
+    restored: list[str] = []
     try:
         store = open_store(default_store_path(args.file))
         if args.fresh:
             store.wipe()
         runtime.attach_store(store)
+        restored = [state.name for state in runtime.cells.values() if state.machines and state.machines.current]
         cell, handler = choose_handler(runtime, args.handler, args.args)
         decl = runtime.cells[cell].handler(handler, len(args.args))
         params = runtime.cells[cell].params_of(decl)
@@ -49,10 +55,27 @@ def run(args: argparse.Namespace) -> int:
     except SomaError as err:
         print(f"error: {args.file}:{err.span.line}:{err.span.col}: {err.text}" if err.span.line
               else f"error: {args.file}: {err.text}", file=sys.stderr)
+        for hint in guard_hints(runtime, restored) if err.kind == "guard_failed" else []:
+            print(hint, file=sys.stderr)
         return 1
     if result is not None:
         print(to_json(result))
     return 0
+
+
+APPROVAL_REMEDY = "set SOMA_APPROVE=always|never, or run it at a terminal to answer y/N"
+
+
+def guard_hints(runtime, restored: list[str]) -> list[str]:
+    """Why a guard may fail on a later run: the instances came back from the store, these slots did not."""
+    hints = []
+    for name in restored:
+        empty = [slot for slot, state in runtime.cells[name].slots.items() if not is_persistent(state.decl)]
+        if empty:
+            hints.append(f"  hint: {name}'s machine instances persist between runs, but these slots start empty "
+                         f"on every run (they are not [persistent]): {', '.join(empty)}; "
+                         "mark what the guard reads [persistent], or start over with --fresh")
+    return hints
 
 
 def ask_at_terminal(action: str) -> bool:
@@ -85,7 +108,14 @@ def choose_handler(runtime, name: Optional[str], args: list[str]) -> tuple[str, 
     public = [c for c in candidates if not c[1].startswith("_")]
     if len(public) == 1:
         return public[0]
-    raise SomaError("type", f"name the handler to run{listing(candidates)}")
+    raise SomaError("type", f"name the handler to run{every_handler(runtime)}")
+
+
+def every_handler(runtime) -> str:
+    """` — handlers: Cell.h(a, b), …`: every handler and what it takes (or that there is none)."""
+    every = [f"{state.name}.{decl.name}({', '.join(p.name for p in decl.params)})"
+             for state in runtime.cells.values() for decl in state.decl.handlers]
+    return f" — handlers: {', '.join(every)}" if every else " — the program defines no handler"
 
 
 def listing(candidates: list[tuple[str, str]]) -> str:

@@ -85,6 +85,7 @@ class Agent:
         self.noted_echo = False
         self.trace: list = []
         self.ask: Optional[Callable[[str], bool]] = None  # a person: a terminal (`soma run`) or the notebook
+        self.approval_remedy: Optional[str] = None  # how to answer approve() where `mock approve` does not exist
         self.host = None            # the Runtime (tools, journal, cell declarations)
         self.project = None         # the soma.toml (ProjectConfig) for [agent] / [models.NAME]
         self.tool_ceiling: Optional[int] = None  # what a running tool's set_budget may not exceed
@@ -311,8 +312,8 @@ class Agent:
             self.trace.append(("Approval", {"action": text, "approved": answer}))
             return answer
         how = ("script it in the test: `mock approve true` / `mock approve false` before the call"
-               if under_test else "script it with `mock approve true` / `mock approve false`, "
-               "or set SOMA_APPROVE=always|never")
+               if under_test else self.approval_remedy or "script it with `mock approve true` / "
+               "`mock approve false`, or set SOMA_APPROVE=always|never")
         raise SomaError("approval_required", f"approve(\"{shown}\") has no one to answer it — {how}")
 
 
