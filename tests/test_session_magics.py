@@ -336,6 +336,17 @@ def test_source_map_places_combined_lines_in_their_cells(session):
     assert source_map.relabel(f"x session.cell:{line + 1} y session.cell:3:4") == "x cell[5]:2 y cell[1]:3:4"
 
 
+def test_double_question_mark_on_a_handler_pages_its_source(session):
+    for name in ("bump", "Counter.bump"):
+        text = session.execute(f"??{name}", count=4).payloads[0]["data"]["text/plain"]
+        assert text.split("\n\n", 1)[1] == (
+            "on bump of cell Counter — cell[1]:14\n"
+            "on bump(n: Int) {\n"
+            "        count.set(\"n\", (count.get(\"n\") ?? 0) + n)\n"
+            "        return count.get(\"n\") ?? 0\n"
+            "    }\n")
+
+
 def test_double_question_mark_pages_instead_of_showing(session):
     paged = session.execute("??Counter", count=4)
     assert paged.ok and paged.displays == [] and paged.stream_text() == ""

@@ -81,10 +81,28 @@ def question_magic(session, run, args: str, body) -> None:
 
 
 def definition_source(session, name: str) -> list[str]:
-    """The source of the session's definitions called `name` (the cell before `.`), each under its cell label."""
+    """The source `??name` shows: the handlers called so (`handler` or `Cell.handler`), else the
+    definitions called `name` (the cell before `.`), each under its cell label."""
+    handlers = handler_source(session, name)
+    if handlers:
+        return handlers
     head = name.split(".", 1)[0]
     return [f"{kind} {defined} — {definition.origin}:{definition.item.span.line}\n{definition.text}"
             for (kind, defined), definition in session.definitions.items() if defined == head]
+
+
+def handler_source(session, name: str) -> list[str]:
+    """The source of each handler `name` (of any cell) or `Cell.name`, with the cell and line it is at."""
+    cell, _, handler = name.rpartition(".")
+    found = []
+    for (kind, defined), definition in session.definitions.items():
+        if kind not in ("cell", "flesh") or (cell and defined != cell):
+            continue
+        for decl in definition.item.handlers:
+            if decl.name == handler:
+                text = definition.source[decl.span.start:decl.span.end]
+                found.append(f"on {handler} of {kind} {defined} — {definition.origin}:{decl.span.line}\n{text}")
+    return found
 
 
 def page_magic(session, run, args: str, body) -> None:
