@@ -279,6 +279,17 @@ def test_describe_names_handler_lines_in_their_notebook_cells(session):
     assert "Handlers: bump (cell[1]:14) and open_door (cell[1]:18)." in session.execute("%describe").stream_text()
 
 
+def test_describe_lists_the_face_tools(session):
+    session.execute('cell Hotels {\n    face {\n        signal plan(city: String) -> Int\n'
+                    '        tool hotel_price(city: String) -> Int "nightly price"\n    }\n'
+                    '    on plan(city: String) { return hotel_price(city) }\n'
+                    '    on hotel_price(city: String) { return 90 }\n}', "hotels", count=3)
+    assert session.execute("%describe Hotels").stream_text() == (
+        "The cell Hotels declares 1 signal in its face: plan(city: String) -> Int. "
+        "Handlers: plan (cell[3]:6) and hotel_price (cell[3]:7). "
+        "Tool in its face, offered to the model: hotel_price(city: String) -> Int (nightly price).\n")
+
+
 def test_test_magic_runs_test_cells_and_shows_the_runner_text(session):
     session.execute("cell test CounterTests {\n    rules {\n        assert bump(2) == 2\n    }\n}", "tests")
     bundle = session.execute("%test CounterTests").displays[0]

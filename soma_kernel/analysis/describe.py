@@ -96,6 +96,19 @@ def _cell_paragraph(program: ast.Program, cell: ast.CellDecl) -> str:
     return " ".join(sentences)
 
 
+def tools_sentence(cell: ast.CellDecl) -> Optional[str]:
+    """`Tools in its face, offered to the model: a(x: T) -> R (description) and b().`, or None.
+
+    Not part of the card (`soma describe` prints the card as the reference
+    does); the notebook's `%describe` adds it after the cell's paragraph.
+    """
+    tools = cell.face.tools if cell.face is not None else []
+    if not tools:
+        return None
+    texts = [signal_text(t) + (f" ({t.description})" if t.description else "") for t in tools]
+    return f"{'Tool' if len(texts) == 1 else 'Tools'} in its face, offered to the model: {english_list(texts)}."
+
+
 def variant_text(variant: ast.VariantDecl) -> str:
     """`Settled { id: String, net: Int }`, `Failed(String)` or `Pending`."""
     if variant.fields is not None:

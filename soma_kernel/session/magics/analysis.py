@@ -8,7 +8,7 @@ positions in `%check` messages point back at the notebook cells.
 from __future__ import annotations
 
 from ...analysis.check import check_program
-from ...analysis.describe import describe_cell
+from ...analysis.describe import describe_cell, tools_sentence
 from ...analysis.skeleton import SkeletonError, skeleton_text
 from ...analysis.verify import verify_program
 from ...analysis.verify.report import VerifyReport
@@ -104,8 +104,10 @@ def describe_magic(session, run, args: str, body) -> None:
     for name in names:
         if name not in known:
             raise MagicError(f"no cell named {name} (defined: {', '.join(sorted(known)) or 'none'})")
-    text = "\n\n".join(describe_cell(program, name).rstrip("\n") for name in names)
-    run.out(source_map.relabel_line_words(text))
+    cells = {c.name: c for c in program.cells}
+    paragraphs = [" ".join(filter(None, [describe_cell(program, name).rstrip("\n"), tools_sentence(cells[name])]))
+                  for name in names]
+    run.out(source_map.relabel_line_words("\n\n".join(paragraphs)))
 
 
 def skeleton_magic(session, run, args: str, body) -> None:
