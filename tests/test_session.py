@@ -64,6 +64,15 @@ def test_statement_without_value_shows_nothing(session):
     assert value(session.execute("x * 2", "b")) == "6"
 
 
+def test_a_result_that_is_unit_shows_unit_but_an_effect_call_shows_nothing(session):
+    session.execute('cell Quiet {\n    on nothing() { return () }\n}', "a")
+    assert value(session.execute("nothing()", "b")) == "()"
+    assert value(session.execute("Quiet.nothing()", "c")) == "()"
+    assert value(session.execute('let m = map("a", 1)\nm.b', "d")) == "()"
+    printed = session.execute('print("hi")', "e")
+    assert printed.result is None and printed.stream_text() == "hi\n"
+
+
 def test_rerunning_a_cell_replaces_and_drops_its_definitions(session):
     session.execute(COUNTER + "\n" + GREETER, "a")
     assert set(session.names_defined_by("a")) == {"Counter", "Greeter"}

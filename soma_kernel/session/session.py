@@ -333,8 +333,25 @@ class Session:
         runnable = [n for n in nodes if not isinstance(n, DEFINITION_TYPES + (ast.Use,))]
         for index, node in enumerate(runnable):
             value = self._run_statement(run, node, code, origin)
-            if index == len(runnable) - 1 and isinstance(node, ast.ExprStmt) and value is not None:
-                run.result.result = value_bundle(value)
+            if index == len(runnable) - 1 and isinstance(node, ast.ExprStmt):
+                run.result.result = self._result_bundle(node.expr, value)
+
+    def _result_bundle(self, expr, value) -> Optional[dict]:
+        """The cell's result: the value's bundle, `()` included, except after a call made for
+        its effect (a builtin such as `print(…)`, a method such as `slot.set(…)`)."""
+        if value is not None:
+            return value_bundle(value)
+        return None if self._called_for_effect(expr) else {"text/plain": "()"}
+
+    def _called_for_effect(self, expr) -> bool:
+        """True for a call of something that is no handler: a builtin or a value's method."""
+        if isinstance(expr, ast.Call) and expr.cell is None:
+            name = expr.func
+        elif isinstance(expr, ast.MethodCall):
+            name = expr.method
+        else:
+            return False
+        return not any(name in state.handler_decls for state in self.runtime.cells.values())
 
     # ------------------------------------------------------------ definitions
 
