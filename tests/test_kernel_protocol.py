@@ -259,7 +259,9 @@ def test_double_question_mark_pages_help_and_the_definition_source(kernel):
     [page] = reply["payload"]
     text = page["data"]["text/plain"]
     assert page["source"] == "page" and text.startswith("Counter.bump\n  signal bump(n: Int) -> Int\n")
-    assert "\ncell Counter — cell[" in text and "    on open_door(id: String) {" in text
+    handler = text.split("\n\n", 1)[1]  # the handler's own source, not its whole cell
+    assert handler.startswith("on bump of cell Counter — cell[") and "\non bump(n: Int) {" in handler
+    assert "open_door" not in handler
 
 
 def test_unknown_magic_is_a_clear_error(kernel):
