@@ -6,6 +6,7 @@ import inspect
 
 from ..inspect import help_text
 from .base import Magic, MagicError, split_args
+from .store import bound_store, reset_store_data, shown_path
 
 USAGE = "%reset [--store] [Cell]"
 
@@ -15,8 +16,6 @@ def reset_magic(session, run, args: str, body) -> None:
 
     A session bound to a store (`%store`) is reset only with `--store`, which wipes the stored data too.
     """
-    from .store import bound_store, reset_store_data, shown_path
-
     words = split_args(args, USAGE)
     wipe = "--store" in words
     words = [word for word in words if word != "--store"]

@@ -12,6 +12,7 @@ from ...syntax.machines import build_model
 from ..diagrams import diagram_bundle
 from ..display import value_bundle
 from .base import Magic, MagicError, split_args
+from .store import shown_path, stored_contents
 
 
 def _cell_state(session, name: str):
@@ -99,8 +100,6 @@ def memory_magic(session, run, args: str, body) -> None:
 
     With a store bound (`%store`), what other processes committed is read first.
     """
-    from .store import shown_path, stored_contents
-
     words = split_args(args, "%memory [Cell]")
     store = session.runtime.store
     if not words and store is not None:

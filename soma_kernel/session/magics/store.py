@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 from ...core.diagnostics import SomaError
+from ...runtime.store import default_store_path, is_persistent, open_store
 from .base import Magic, MagicError, split_args
 
 USAGE = "%store [PATH | off]"
@@ -61,8 +62,6 @@ def store_magic(session, run, args: str, body) -> None:
 
 def store_path(session, word):
     """The file to bind: PATH (relative to the session's folder), else the %load-ed program's default store."""
-    from ...runtime.store import default_store_path
-
     if word is not None:
         return os.path.join(session.directory, os.path.expanduser(word))
     if session.program_path is None:
@@ -73,15 +72,11 @@ def store_path(session, word):
 
 def open_store_for(path: str):
     """The slot store at `path` (its errors name the file)."""
-    from ...runtime.store import open_store
-
     return open_store(path)
 
 
 def slots_holding_data(session) -> list[str]:
     """`Cell.slot` of each [persistent] slot that holds values in memory now (binding replaces them)."""
-    from ...runtime.store import is_persistent
-
     return [f"{name}.{slot.name}" for name, state in session.runtime.cells.items()
             for slot in state.slots.values() if is_persistent(slot.decl) and slot.data]
 
