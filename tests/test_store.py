@@ -79,7 +79,7 @@ def forked_run(*argv: str) -> int:
         code = 3
         try:
             with open(os.devnull, "w") as quiet:
-                sys.stdout = sys.stderr = quiet
+                sys.stdout = quiet  # stderr stays: a failing child says why under pytest
                 code = main(["run", *argv])
         finally:
             os._exit(code)

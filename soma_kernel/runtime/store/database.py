@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 from typing import Iterable, Optional
 
 from ...core.diagnostics import SomaError
@@ -20,6 +21,12 @@ from . import schema
 DEFAULT_TIMEOUT = 30.0
 KEPT_GENERATIONS = 1000
 TIMEOUT_VARIABLE = "SOMA_STORE_TIMEOUT"
+
+
+def is_lock_error(err: sqlite3.Error) -> bool:
+    """True when SQLite refused because another connection holds the file."""
+    text = str(err) if isinstance(err, sqlite3.OperationalError) else ""
+    return "locked" in text or "busy" in text
 
 
 def store_error(path: str, detail: str) -> SomaError:
@@ -49,18 +56,35 @@ class Database:
     # ------------------------------------------------------------ opening
 
     def _prepare(self) -> None:
+        """_prepare_once, tried again while another process holds the file (up to the timeout).
+
+        Switching a new file to WAL and SQLite's recovery of another process's WAL can answer
+        "locked" at once, without waiting through the busy timeout.
+        """
+        deadline = time.monotonic() + self.timeout
+        pause = 0.01
+        while True:
+            try:
+                return self._prepare_once()
+            except sqlite3.Error as err:
+                if not is_lock_error(err) or time.monotonic() + pause > deadline:
+                    with self.errors():
+                        raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
+
+    def _prepare_once(self) -> None:
         """Check the file is ours (before changing anything), then switch to WAL and create or migrate."""
-        with self.errors():
-            kind = self._classify()
-            self.db.execute("PRAGMA journal_mode = WAL")
-            self.db.execute("PRAGMA synchronous = FULL")
-            if kind != "current":
-                with self.transaction():
-                    kind = self._classify()  # another process may have created it meanwhile
-                    if kind == "empty":
-                        schema.create(self.db)
-                    elif kind == "v0":
-                        schema.migrate_v0(self.db)
+        kind = self._classify()
+        self.db.execute("PRAGMA journal_mode = WAL")
+        self.db.execute("PRAGMA synchronous = FULL")
+        if kind != "current":
+            with self.transaction():
+                kind = self._classify()  # another process may have created it meanwhile
+                if kind == "empty":
+                    schema.create(self.db)
+                elif kind == "v0":
+                    schema.migrate_v0(self.db)
 
     def _classify(self) -> str:
         """schema.classify, its refusal turned into the store error."""
@@ -76,7 +100,7 @@ class Database:
             yield
         except sqlite3.OperationalError as err:
             text = str(err)
-            if "locked" in text or "busy" in text:
+            if is_lock_error(err):
                 raise store_error(self.path, f"locked by another process (waited {self.timeout:g} s; "
                                              f"set {TIMEOUT_VARIABLE} to wait longer); nothing was written") from None
             raise store_error(self.path, f"{text}; nothing was written") from None
