@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -146,17 +145,6 @@ def test_triage_assert_fails_source_excludes_comment(triage):
     rule = [r for r in triage.tests[0].rules if isinstance(r, ast.RuleAssertFails)][0]
     assert rule.source == 'label("t1", "again")'
     assert rule.matching is None
-
-
-def test_seeds_parse_fast():
-    for path in (REFUND, TRIAGE):
-        text = path.read_text(encoding="utf-8")
-        timings = []
-        for _ in range(3):
-            start = time.perf_counter()
-            parse(text)
-            timings.append(time.perf_counter() - start)
-        assert min(timings) < 0.05
 
 
 # ---------------------------------------------------------------- spans
@@ -700,19 +688,11 @@ def _chain(states: int) -> str:
     return f'cell Big {{\n    state m {{\n        initial: s0\n{edges}\n    }}\n    on go() {{ return "/* not a comment */" }}\n}}\n'
 
 
-def test_parsing_a_large_machine_is_linear():
-    def best_of_two(states):
-        text = _chain(states)
-        timings = []
-        for _ in range(2):
-            start = time.perf_counter()
-            program = parse(text)
-            timings.append(time.perf_counter() - start)
-        assert len(program.cells[0].machines[0].edges) == states - 1
-        return min(timings)
-    small, large = best_of_two(1_000), best_of_two(10_000)
-    assert large < small * 20  # ten times the edges: linear, with room for noise
-    assert large < 1.5
+def test_a_large_machine_parses_whole():
+    program = parse(_chain(10_000))
+    edges = program.cells[0].machines[0].edges
+    assert len(edges) == 9_999
+    assert (edges[-1].src, edges[-1].dst) == ("s9998", "s9999")
 
 
 def test_comments_are_blanked_and_strings_kept_in_a_large_text():
