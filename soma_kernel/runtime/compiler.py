@@ -35,6 +35,7 @@ from ..syntax.lambdas import escape_fix, escape_message, lambda_escape
 from ..syntax.render import render_expr
 from . import ops
 from .builtins.collections import range_object
+from .builtins.linalg import matrix_field
 from .inplace import concat_extends, extend_unshared, extends_itself, is_push_target
 from .patterns import compile_pattern
 from .values import Variant, display, map_key, type_of
@@ -1072,6 +1073,9 @@ def get_field(value, name: str, node):
             return len(value)
         if name == "last":
             return value[-1] if value else None
+        found = matrix_field(value, name)
+        if found is not None:
+            return found
     if isinstance(value, str) and name in ("len", "size"):
         return len(value)
     raise_at(node, "type", f"cannot read field '{name}' of {type_of(value)}")

@@ -20,6 +20,7 @@ import math
 from typing import Any, Callable
 
 from ..core.diagnostics import SomaError
+from .builtins.linalg import matrix_binary
 from .values import Variant, equals, type_of
 
 _VERBS = {
@@ -62,9 +63,14 @@ def _is_numeric_list(xs: list) -> bool:
 
 
 def _elementwise(symbol: str, scalar_op: Callable, a: Any, b: Any) -> Any:
-    """Apply an arithmetic operator to numeric lists element-wise, or
-    broadcast a number against a numeric list; None when neither applies."""
+    """Apply an arithmetic operator to matrices (see builtins/linalg.py),
+    to numeric lists element-wise, or broadcast a number against a numeric
+    list; None when none applies."""
     ta, tb = type(a), type(b)
+    if ta is list or tb is list:
+        result = matrix_binary(symbol, a, b)
+        if result is not None:
+            return result
     if ta is list and tb is list:
         if not (_is_numeric_list(a) and _is_numeric_list(b)):
             return None
@@ -83,6 +89,9 @@ def _add_slow(a: Any, b: Any) -> Any:
     concatenation) and the error for everything else."""
     ta, tb = type(a), type(b)
     if ta is list and tb is list:
+        result = matrix_binary("+", a, b)
+        if result is not None:
+            return result
         if a and b and len(a) == len(b) and _is_numeric_list(a) and _is_numeric_list(b):
             return [x + y for x, y in zip(a, b)]
         return a + b

@@ -15,6 +15,7 @@ from . import (  # the group modules register themselves on import
     io,
     jsonlib,
     lambdas,
+    linalg,
     math,
     pipeline,
     strings,

@@ -1,0 +1,317 @@
+"""Linear-algebra builtins: small dense matrices (spec: the reference's
+linalg group).
+
+A matrix is a plain Soma value: a non-empty List of equally long,
+non-empty Lists of numbers (row-major), so indexing (`m[0][1]`), `len`
+and printing work unchanged. Every result is made of Floats, as the
+reference computes in floating point. Pure Python: the matrices Soma
+programs build are small, and numpy's import would cost more than the
+arithmetic saves.
+
+Besides the builtins, `matrix_binary` gives the operators their matrix
+meaning (`*` of two matrices is the matrix product, `+`/`-` are
+element-wise, a number broadcasts) and `matrix_field` the `.T` and
+`.shape` pseudo-fields.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...core.diagnostics import SomaError
+from ..values import type_of
+from .registry import builtin
+
+GROUP = "linalg"
+
+# Below this absolute value a pivot counts as zero (the matrix as singular).
+PIVOT_EPSILON = 1e-12
+
+Matrix = list[list[float]]
+
+
+def _number(fn_name: str, v: Any) -> float:
+    """`v` as a Float, or the type error naming `fn_name`."""
+    t = type(v)
+    if t is int or t is float:
+        try:
+            return float(v)
+        except OverflowError:
+            raise SomaError("range", f"{fn_name}: integer too large") from None
+    raise SomaError("type", f"{fn_name}: expected a number, got {type_of(v)}")
+
+
+def _size(fn_name: str, v: Any) -> int:
+    """`v` as a non-negative Int (a row or column count)."""
+    if type(v) is not int or v < 0:
+        raise SomaError("type", f"{fn_name}: expected a non-negative Int, got {type_of(v)}")
+    return v
+
+
+def is_numeric_matrix(v: Any) -> bool:
+    """True when `v` is a non-empty List of non-empty Lists of numbers."""
+    if type(v) is not list or not v:
+        return False
+    for row in v:
+        if type(row) is not list or not row:
+            return False
+        for x in row:
+            t = type(x)
+            if t is not int and t is not float:
+                return False
+    return True
+
+
+def to_matrix(fn_name: str, v: Any) -> Matrix:
+    """`v` read as a rectangular matrix of Floats, or the error saying why not."""
+    if type(v) is not list or any(type(row) is not list for row in v):
+        raise SomaError("type", f"{fn_name}: expected a List of Lists (matrix), got {type_of(v)}")
+    if not v:
+        raise SomaError("type", f"{fn_name}: matrix is empty")
+    rows = [[_number(fn_name, x) for x in row] for row in v]
+    width = len(rows[0])
+    if any(len(row) != width for row in rows):
+        raise SomaError("type", f"{fn_name}: ragged matrix (rows of different lengths)")
+    if width == 0:
+        raise SomaError("type", f"{fn_name}: matrix has 0 columns")
+    return rows
+
+
+def _flat_numbers(fn_name: str, v: Any) -> list[float]:
+    """The numbers of a flat list, or of a matrix read row by row."""
+    if type(v) is not list:
+        raise SomaError("type", f"{fn_name}: expected a List of numbers, got {type_of(v)}")
+    out: list[float] = []
+    for x in v:
+        if type(x) is list:
+            out.extend(_number(fn_name, y) for y in x)
+        else:
+            out.append(_number(fn_name, x))
+    return out
+
+
+def _shaped(fn_name: str, values: list[float], rows: int, cols: int) -> Matrix:
+    """`values` cut into `rows` rows of `cols`, or the count error."""
+    if len(values) != rows * cols:
+        raise SomaError("type", f"{fn_name}: expected {rows * cols} values for {rows}×{cols} matrix, "
+                                f"got {len(values)}")
+    if rows == 0 or cols == 0:
+        raise SomaError("type", f"{fn_name}: a matrix needs at least one row and one column")
+    return [values[r * cols:(r + 1) * cols] for r in range(rows)]
+
+
+def _square(fn_name: str, m: Matrix) -> int:
+    """The order of square matrix `m`, or the error when it is not square."""
+    if len(m) != len(m[0]):
+        raise SomaError("type", f"{fn_name}: matrix must be square, got {len(m)}×{len(m[0])}")
+    return len(m)
+
+
+@builtin(GROUP, "mat(rows: Int, cols: Int, values: List) -> List",
+         "A rows×cols matrix filled row by row from `values` (a flat list or a matrix).")
+def mat(rows, cols, values):
+    return _shaped("mat", _flat_numbers("mat", values), _size("mat", rows), _size("mat", cols))
+
+
+@builtin(GROUP, "matrix(spec: String) -> List",
+         'A matrix written as text: rows split by ";", entries by spaces or commas ("1 2; 3 4").')
+def matrix(spec):
+    if type(spec) is not str:
+        raise SomaError("type", f"matrix: expected a String such as \"1 2; 3 4\", got {type_of(spec)}")
+    rows = []
+    for number, text in enumerate(part for part in spec.split(";") if part.strip()):
+        entries = [item for item in text.replace(",", " ").split()]
+        try:
+            rows.append([float(item) for item in entries])
+        except ValueError:
+            raise SomaError("type", f"matrix: cannot read row {number} ({text.strip()!r})") from None
+    if not rows:
+        raise SomaError("type", "matrix: empty spec")
+    if any(len(row) != len(rows[0]) for row in rows):
+        raise SomaError("type", "matrix: rows have different lengths")
+    return rows
+
+
+def _vectors(fn_name: str, what: str, vectors: tuple) -> Matrix:
+    """The argument lists of `rows`/`cols` as Float lists of one length."""
+    if not vectors:
+        raise SomaError("type", f"{fn_name}() needs at least one {what}")
+    out = []
+    for i, v in enumerate(vectors):
+        if type(v) is not list or any(type(x) is list for x in v):
+            raise SomaError("type", f"{fn_name}: argument {i} must be a List of numbers")
+        out.append([_number(fn_name, x) for x in v])
+        if len(out[i]) != len(out[0]):
+            raise SomaError("type", f"{fn_name}: {what} {i} has length {len(out[i])}, expected {len(out[0])}")
+    if not out[0]:
+        raise SomaError("type", f"{fn_name}: a {what} cannot be empty")
+    return out
+
+
+@builtin(GROUP, "rows(r1: List, ...) -> List", "A matrix whose rows are the arguments (each a List of numbers).",
+         max_args=None)
+def rows(*vectors):
+    return _vectors("rows", "row", vectors)
+
+
+@builtin(GROUP, "cols(c1: List, ...) -> List", "A matrix whose columns are the arguments (each a List of numbers).",
+         max_args=None)
+def cols(*vectors):
+    return [list(row) for row in zip(*_vectors("cols", "column", vectors))]
+
+
+@builtin(GROUP, "diag(values: List) -> List", "The square matrix with `values` on its diagonal and 0.0 elsewhere.")
+def diag(values):
+    d = _vectors("diag", "diagonal", (values,))[0]
+    return [[d[r] if r == c else 0.0 for c in range(len(d))] for r in range(len(d))]
+
+
+@builtin(GROUP, "reshape(xs: List, rows: Int, cols: Int) -> List",
+         "The numbers of `xs` (flat or a matrix, row by row) as a rows×cols matrix.")
+def reshape(xs, rows, cols):
+    return _shaped("reshape", _flat_numbers("reshape", xs), _size("reshape", rows), _size("reshape", cols))
+
+
+@builtin(GROUP, "identity(n: Int) -> List", "The n×n identity matrix (also `eye`).", aliases=("eye",))
+def identity(n):
+    size = _size("identity", n)
+    if size == 0:
+        raise SomaError("type", "identity: a matrix needs at least one row and one column")
+    return [[1.0 if r == c else 0.0 for c in range(size)] for r in range(size)]
+
+
+@builtin(GROUP, "zeros(rows: Int, cols: Int) -> List", "A rows×cols matrix of 0.0.")
+def zeros(rows, cols):
+    return _shaped("zeros", [0.0] * (_size("zeros", rows) * _size("zeros", cols)), rows, cols)
+
+
+@builtin(GROUP, "ones(rows: Int, cols: Int) -> List", "A rows×cols matrix of 1.0.")
+def ones(rows, cols):
+    return _shaped("ones", [1.0] * (_size("ones", rows) * _size("ones", cols)), rows, cols)
+
+
+@builtin(GROUP, "transpose(m: List) -> List", "The transpose of matrix `m` (also `m.T`).")
+def transpose(m):
+    return [list(col) for col in zip(*to_matrix("transpose", m))]
+
+
+@builtin(GROUP, "shape(m: List) -> List", "[rows, cols] of matrix `m` (also `m.shape`).")
+def shape(m):
+    rows = to_matrix("shape", m)
+    return [len(rows), len(rows[0])]
+
+
+def _product(a: Matrix, b: Matrix) -> Matrix:
+    """The matrix product a·b, or the error when the inner sizes differ."""
+    if len(a[0]) != len(b):
+        raise SomaError("type", f"matmul: inner dimensions disagree "
+                                f"({len(a)}x{len(a[0])} · {len(b)}x{len(b[0])})")
+    columns = list(zip(*b))
+    return [[sum(x * y for x, y in zip(row, col)) for col in columns] for row in a]
+
+
+@builtin(GROUP, "matmul(a: List, b: List) -> List", "The matrix product a·b (also `a * b`).")
+def matmul(a, b):
+    return _product(to_matrix("matmul", a), to_matrix("matmul", b))
+
+
+@builtin(GROUP, "diag_sum(m: List) -> Float", "The trace of square matrix `m`: the sum of its diagonal.")
+def diag_sum(m):
+    rows = to_matrix("diag_sum", m)
+    return float(sum(rows[i][i] for i in range(_square("diag_sum", rows))))
+
+
+def _determinant(a: Matrix) -> float:
+    """The determinant of square `a` by Gaussian elimination with partial
+    pivoting (on a copy); 0.0 as soon as a pivot vanishes."""
+    n = len(a)
+    a = [row[:] for row in a]
+    det = 1.0
+    for i in range(n):
+        pivot = max(range(i, n), key=lambda r: abs(a[r][i]))
+        if abs(a[pivot][i]) < PIVOT_EPSILON:
+            return 0.0
+        if pivot != i:
+            a[i], a[pivot] = a[pivot], a[i]
+            det = -det
+        det *= a[i][i]
+        for r in range(i + 1, n):
+            factor = a[r][i] / a[i][i]
+            a[r] = [x - factor * y for x, y in zip(a[r], a[i])]
+    return det
+
+
+@builtin(GROUP, "det(m: List) -> Float",
+         "The determinant of square matrix `m` (elimination with partial pivoting).")
+def det(m):
+    rows = to_matrix("det", m)
+    _square("det", rows)
+    return _determinant(rows)
+
+
+@builtin(GROUP, "scale(m: List, k: Float) -> List", "Matrix `m` with every element multiplied by `k`.")
+def scale(m, k):
+    factor = _number("scale", k)
+    return _map_matrix(to_matrix("scale", m), lambda x: x * factor)
+
+
+@builtin(GROUP, "flatten_mat(m: List) -> List", "The elements of matrix `m` row by row, as one flat list.")
+def flatten_mat(m):
+    return [x for row in to_matrix("flatten_mat", m) for x in row]
+
+
+def _map_matrix(m: Matrix, fn) -> Matrix:
+    """`fn` applied to every element of `m`."""
+    return [[fn(x) for x in row] for row in m]
+
+
+def _elementwise(verb: str, a: Matrix, b: Matrix, fn) -> Matrix:
+    """`fn` applied to the elements of two same-shaped matrices pairwise."""
+    if len(a) != len(b) or len(a[0]) != len(b[0]):
+        raise SomaError("type", f"matrix {verb}: shapes {len(a)}x{len(a[0])} and {len(b)}x{len(b[0])} disagree")
+    return [[fn(x, y) for x, y in zip(ra, rb)] for ra, rb in zip(a, b)]
+
+
+def _divide(x: float, y: float) -> float:
+    """x / y for matrix elements, with Soma's division-by-zero error."""
+    if y == 0:
+        raise SomaError("division_by_zero", "division by zero")
+    return x / y
+
+
+_SCALAR_OPS = {"+": float.__add__, "-": float.__sub__, "*": float.__mul__, "/": _divide}
+_VERBS = {"+": "add", "-": "subtract"}
+
+
+def matrix_binary(symbol: str, a: Any, b: Any) -> Any:
+    """`a <symbol> b` when a numeric matrix is involved, else None.
+
+    matrix * matrix is the product; matrix + / - matrix element-wise;
+    a number broadcasts against a matrix for + - * / (either side).
+    """
+    fn = _SCALAR_OPS.get(symbol)
+    if fn is None:
+        return None
+    left, right = is_numeric_matrix(a), is_numeric_matrix(b)
+    if left and right:
+        if symbol == "*":
+            return matmul(a, b)
+        if symbol in _VERBS:
+            return _elementwise(_VERBS[symbol], to_matrix(symbol, a), to_matrix(symbol, b), fn)
+        return None
+    if left and type(b) in (int, float):
+        k = _number(symbol, b)
+        return _map_matrix(to_matrix(symbol, a), lambda x: fn(x, k))
+    if right and type(a) in (int, float):
+        k = _number(symbol, a)
+        return _map_matrix(to_matrix(symbol, b), lambda x: fn(k, x))
+    return None
+
+
+MATRIX_FIELDS = {"T": transpose, "shape": shape}
+
+
+def matrix_field(value: list, name: str) -> Any:
+    """`m.T` / `m.shape` of a list, or None when `name` is no matrix field."""
+    read = MATRIX_FIELDS.get(name)
+    return None if read is None else read(value)
