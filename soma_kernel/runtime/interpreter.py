@@ -30,6 +30,7 @@ from .builtins import BUILTINS, argument_error, call_builtin
 from .codegen import HandlerSource
 from .compiler import RETURN, Compiler, Scope
 from .dispatch import AMBIGUOUS, HANDLER, OWN, dispatch_bare_call
+from .horde import Hordes
 from .machines import MachineInstances, Transitions
 from .memory import CompiledInvariant, Journal, Slot
 from .signatures import MACHINE_READS
@@ -141,6 +142,7 @@ class Runtime:
         self.store = None
         self.guard_cache: dict[tuple, Callable] = {}
         self.context = ContextBuiltins(self)
+        self.hordes = Hordes(self)
 
     # ------------------------------------------------------------ definitions
 
@@ -232,6 +234,7 @@ class Runtime:
             self.agent.trace.clear()
             self.agent.reset_budget()
             self.agent.forget_conversations()
+            self.hordes.reset()
             self.agent.noted_echo = self.agent.noted_echo and self.under_test
         self.refresh()
 
@@ -266,6 +269,8 @@ class Runtime:
             raise
         if entries:
             entries.clear()
+        if self.hordes.pending:
+            self.hordes.drain()
         return value
 
     def undo_invocation(self, store) -> None:
@@ -687,6 +692,15 @@ class ContextBuiltins:
     def b_from_json(self, values, cell, node):
         arity(values, 1, "from_json")
         return from_json(values[0], self.rt.variant_kinds())
+
+    def b_horde(self, values, cell, node):
+        return self.rt.hordes.start(values, cell)
+
+    def b_horde_status(self, values, cell, node):
+        return self.rt.hordes.status(values)
+
+    def b_vote(self, values, cell, node):
+        return self.rt.hordes.vote(values)
 
     def b_trace(self, values, cell, node):
         return [{"_type": kind, **fields} for kind, fields in self.rt.agent.trace]

@@ -1,0 +1,318 @@
+"""horde() / horde_status() / vote(): many runs of one agent handler.
+
+Without workers (`soma test`, `soma run`, the notebook) a horde runs
+synchronously right after the top-level invocation that started it commits:
+tasks in input order, each its own atomic invocation (a failed task leaves
+none of its writes behind) with a fresh budget, conversation and trace,
+retried at once up to `max_attempts`. Callbacks are handlers of the calling
+cell, each run as its own invocation; `on_done` may start the next horde
+(rounds), which runs next. `vote()` runs inside the calling handler.
+"""
+
+from __future__ import annotations
+
+import random as _random
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..core.diagnostics import SomaError
+from .values import display
+
+HORDE_OPTIONS = ("concurrency", "max_attempts", "budget_tokens", "snapshot", "seed", "instance",
+                 "on_result", "apply", "on_done", "on_error")
+MAX_VOTERS = 25
+
+
+@dataclass
+class Horde:
+    """One horde: its target, inputs, options and counters."""
+
+    id: str
+    owner: Optional[str]
+    target: tuple[str, str]
+    inputs: list
+    options: dict
+    state: str = "queued"
+    done: int = 0
+    failed: int = 0
+    cancelled: int = 0
+    running: int = 0
+    tokens: int = 0
+    results: list = field(default_factory=list)
+
+    def status(self) -> dict:
+        """The horde_status() Map."""
+        ended = self.done + self.failed + self.cancelled
+        return {"state": self.state, "total": len(self.inputs), "queued": len(self.inputs) - ended - self.running,
+                "running": self.running, "done": self.done, "failed": self.failed, "cancelled": self.cancelled,
+                "tokens": self.tokens}
+
+
+def handler_reference(value, what: str) -> tuple[str, str]:
+    """("Cell", "handler") from a `Cell.h` reference (a "Cell.h" String)."""
+    if isinstance(value, str) and value.count(".") == 1 and all(value.split(".")):
+        cell, name = value.split(".")
+        return cell, name
+    raise SomaError("type", f"{what}: the first argument must be a handler reference Cell.handler, got {display(value)}")
+
+
+def int_option(options: dict, name: str, low: int, high: Optional[int], default: Optional[int]):
+    """An Int option within [low, high] (`default` when absent)."""
+    if name not in options:
+        return default
+    value = options[name]
+    if type(value) is not int or value < low or (high is not None and value > high):
+        bound = f"{low}–{high}" if high is not None else f">= {low}"
+        raise SomaError("type", f"horde(): option '{name}' must be an Int {bound}, got {display(value)}")
+    return value
+
+
+class Hordes:
+    """The runtime's hordes: started ones by id, the queue still to run."""
+
+    def __init__(self, runtime):
+        self.rt = runtime
+        self.by_id: dict[str, Horde] = {}
+        self.pending: deque[Horde] = deque()
+        self.instances: dict[tuple, dict] = {}
+        self.count = 0
+        self.draining = False
+
+    def reset(self) -> None:
+        """Forget every horde (a full reset of the runtime)."""
+        self.by_id.clear()
+        self.pending.clear()
+        self.instances.clear()
+        self.count = 0
+
+    # ------------------------------------------------------------ horde()
+
+    def start(self, values: list, cell) -> str:
+        """horde(Cell.h, inputs, opts?): validate, queue, return the id."""
+        if len(values) not in (2, 3):
+            raise SomaError("type", f"horde() takes 2 or 3 arguments (Cell.handler, inputs, opts?), got {len(values)}")
+        target = handler_reference(values[0], "horde()")
+        inputs = values[1]
+        if not isinstance(inputs, list):
+            raise SomaError("type", f"horde(): inputs must be a List, got {display(inputs)}")
+        options = values[2] if len(values) == 3 else {}
+        if not isinstance(options, dict):
+            raise SomaError("type", f"horde(): options must be a Map, got {display(options)}")
+        options = self.checked_options(options, target, cell)
+        self.count += 1
+        owner = cell.name if cell is not None else target[0]
+        horde = Horde(f"{owner}:h{self.count}", cell.name if cell is not None else None, target, list(inputs), options)
+        self.by_id[horde.id] = horde
+        self.pending.append(horde)
+        self.rt.journal.record(lambda: self.forget(horde))
+        return horde.id
+
+    def forget(self, horde: Horde) -> None:
+        """Undo a horde() whose invocation failed."""
+        self.by_id.pop(horde.id, None)
+        if horde in self.pending:
+            self.pending.remove(horde)
+        self.count -= 1
+
+    def checked_options(self, options: dict, target: tuple[str, str], cell) -> dict:
+        """The options, validated, with defaults filled in."""
+        for key in options:
+            if key not in HORDE_OPTIONS:
+                raise SomaError("type", f"horde(): unknown option '{key}' — the options are {', '.join(HORDE_OPTIONS)}")
+        checked = dict(options)
+        int_option(options, "concurrency", 1, 1000, 8)
+        checked["max_attempts"] = int_option(options, "max_attempts", 1, 10, 1)
+        checked["budget_tokens"] = int_option(options, "budget_tokens", 1, None, None)
+        checked["seed"] = int_option(options, "seed", -(2 ** 63), 2 ** 63 - 1, None)
+        if "instance" in options and not isinstance(options["instance"], str):
+            raise SomaError("type", f"horde(): option 'instance' must be a field name (String), "
+                            f"got {display(options['instance'])}")
+        if "on_result" in options and "apply" in options:
+            raise SomaError("type", "horde(): give on_result (as tasks end) or apply (at the end), not both")
+        nargs = 2 if "snapshot" in options else 1
+        self.target_function(target, nargs, "horde()")
+        for name, arity in (("on_result", 1), ("apply", 1), ("on_done", 1), ("on_error", 2)):
+            if name in options:
+                self.callback_check(cell, name, options[name], arity)
+        return checked
+
+    def target_function(self, target: tuple[str, str], nargs: int, what: str):
+        """The compiled handler Cell.h taking `nargs` arguments."""
+        cell_name, name = target
+        state = self.rt.cells.get(cell_name)
+        if state is None:
+            raise SomaError("undefined_variable", f"{what}: no cell named '{cell_name}'")
+        decl = state.handler(name, nargs)
+        if decl is None:
+            raise SomaError("type", f"{what}: {cell_name}.{name} must be a handler taking {nargs} "
+                            f"argument{'' if nargs == 1 else 's'}")
+        return self.rt.bound_handler(state, decl)
+
+    def callback_check(self, cell, option: str, name, arity: int) -> None:
+        """Refuse a callback that is not a handler of the calling cell taking `arity` arguments."""
+        if not isinstance(name, str):
+            raise SomaError("type", f"horde(): option '{option}' must be a handler name (String), got {display(name)}")
+        if cell is None:
+            raise SomaError("type", f"horde(): option '{option}' needs a calling cell — call horde() from a handler")
+        if cell.handler(name, arity) is None:
+            raise SomaError("type", f"horde(): {option} '{name}' is not a handler of {cell.name} taking {arity} "
+                            f"argument{'' if arity == 1 else 's'}")
+
+    def status(self, values: list) -> dict:
+        """horde_status(id)."""
+        if len(values) != 1:
+            raise SomaError("type", f"horde_status() takes 1 argument, got {len(values)}")
+        horde = self.by_id.get(values[0]) if isinstance(values[0], str) else None
+        if horde is None:
+            raise SomaError("not_found", f"horde_status(): no horde {display(values[0])}")
+        return horde.status()
+
+    # ------------------------------------------------------------ running
+
+    def drain(self) -> None:
+        """Run every queued horde (and the ones their on_done starts), in order."""
+        if self.draining:
+            return
+        self.draining = True
+        try:
+            while self.pending:
+                self.run(self.pending.popleft())
+        finally:
+            self.draining = False
+
+    def run(self, horde: Horde) -> None:
+        """All tasks of one horde, then apply / on_done."""
+        horde.state = "running"
+        function = self.target_function(horde.target, 2 if "snapshot" in horde.options else 1, "horde()")
+        for index, item in enumerate(horde.inputs):
+            if horde.state == "exhausted":
+                horde.cancelled += 1
+                continue
+            self.run_task(horde, function, index, item)
+        if horde.state == "running":
+            horde.state = "done"
+        for result in horde.results:
+            self.callback(horde, "apply", [result])
+        self.callback(horde, "on_done", [horde.id])
+
+    def run_task(self, horde: Horde, function, index: int, item) -> None:
+        """One task, its retries, and its on_result / on_error."""
+        horde.running = 1
+        error: Optional[SomaError] = None
+        for _attempt in range(horde.options["max_attempts"]):
+            try:
+                value = self.attempt(horde, function, index, item)
+            except SomaError as err:
+                error = err
+                if err.kind == "budget" and horde.options["budget_tokens"] is not None:
+                    break
+                continue
+            horde.running = 0
+            horde.done += 1
+            if "apply" in horde.options:
+                horde.results.append(value)
+            self.callback(horde, "on_result", [value])
+            return
+        horde.running = 0
+        horde.failed += 1
+        if error.kind == "budget" and horde.options["budget_tokens"] is not None:
+            horde.state = "exhausted"
+        self.callback(horde, "on_error", [item, {"error": str(error), "kind": error.kind, "detail": error.detail}])
+
+    def attempt(self, horde: Horde, function, index: int, item):
+        """One attempt of a task as its own invocation, its tokens added to the horde's."""
+        rt, options = self.rt, horde.options
+        agent = rt.agent
+        args = [item, options["snapshot"]] if "snapshot" in options else [item]
+        state = rt.cells[horde.target[0]]
+        saved_trace, saved_memory, saved_watch = agent.trace, state.memory, state.on_remember
+        saved_random = _random.getstate() if options["seed"] is not None else None
+
+        def task():
+            if options["budget_tokens"] is not None:
+                agent.budget = max(options["budget_tokens"] - horde.tokens, 0)
+            return function(args)
+
+        agent.trace = []
+        agent.clear_context(horde.target[0])
+        if saved_random is not None:
+            _random.seed(f"{options['seed']}:{index}")
+        try:
+            if "instance" in options:
+                state.memory = self.instance_memory(horde, item)
+                state.on_remember = None
+            return rt.invoke(task)
+        finally:
+            horde.tokens += agent.used
+            agent.trace, state.memory, state.on_remember = saved_trace, saved_memory, saved_watch
+            if saved_random is not None:
+                _random.setstate(saved_random)
+
+    def instance_memory(self, horde: Horde, item) -> dict:
+        """The agent memory of the instance named by the input's `instance` field (kept across hordes)."""
+        key = horde.options["instance"]
+        if not isinstance(item, dict) or key not in item:
+            raise SomaError("type", f"horde(): option instance '{key}' names no field of the input {display(item)}")
+        return self.instances.setdefault((horde.target[0], display(item[key])), {})
+
+    def callback(self, horde: Horde, option: str, args: list) -> None:
+        """Run a callback handler of the calling cell as its own invocation; a failure is noted, not raised."""
+        name = horde.options.get(option)
+        if name is None:
+            return
+        state = self.rt.cells.get(horde.owner)
+        decl = state.handler(name, len(args)) if state is not None else None
+        if decl is None:
+            self.rt.note(f"horde {horde.id}: {option} handler '{name}' is gone")
+            return
+        function = self.rt.bound_handler(state, decl)
+        try:
+            self.rt.invoke(function, args)
+        except SomaError as err:
+            self.rt.note(f"horde {horde.id}: {option} {name} failed: {err}")
+
+    # ------------------------------------------------------------ vote()
+
+    def vote(self, values: list) -> dict:
+        """vote(Cell.h, input, k): k fresh calls, tallied by printed value."""
+        if len(values) != 3:
+            raise SomaError("type", f"vote() takes 3 arguments (Cell.handler, input, k), got {len(values)}")
+        target = handler_reference(values[0], "vote()")
+        k = values[2]
+        if type(k) is not int or not 1 <= k <= MAX_VOTERS:
+            raise SomaError("type", f"vote(): k must be an Int 1–{MAX_VOTERS}, got {display(k)}")
+        function = self.target_function(target, 1, "vote()")
+        votes, first_error = [], None
+        for _ in range(k):
+            try:
+                votes.append(self.voter(function, target[0], values[1]))
+            except SomaError as err:
+                first_error = first_error or err
+        if not votes:
+            raise first_error
+        return tally(votes, k)
+
+    def voter(self, function, cell_name: str, item):
+        """One voter: a fresh conversation; its writes rolled back if it fails."""
+        journal = self.rt.journal
+        mark = journal.savepoint()
+        self.rt.agent.clear_context(cell_name)
+        try:
+            return function([item])
+        except SomaError:
+            journal.rollback(mark)
+            raise
+
+
+def tally(votes: list, k: int) -> dict:
+    """The vote() result: the most printed value (the earliest on a tie)."""
+    counts: dict[str, int] = {}
+    first: dict[str, Any] = {}
+    for value in votes:
+        text = display(value)
+        counts[text] = counts.get(text, 0) + 1
+        first.setdefault(text, value)
+    best = max(counts, key=lambda text: counts[text])  # max keeps the first of equal counts: the earliest
+    return {"winner": first[best], "count": counts[best], "k": k, "unanimous": counts[best] == k,
+            "errors": k - len(votes), "votes": votes}
