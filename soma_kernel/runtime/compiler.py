@@ -35,7 +35,7 @@ from ..syntax.lambdas import escape_fix, escape_message, lambda_escape
 from ..syntax.render import render_expr
 from . import ops
 from .builtins.collections import range_object
-from .builtins.linalg import matrix_field
+from .matrices import matrix_field
 from .inplace import concat_extends, extend_unshared, extends_itself, is_push_target
 from .patterns import compile_pattern
 from .values import Variant, display, map_key, type_of

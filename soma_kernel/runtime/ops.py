@@ -20,7 +20,7 @@ import math
 from typing import Any, Callable
 
 from ..core.diagnostics import SomaError
-from .builtins.linalg import matrix_binary
+from .matrices import matrix_binary
 from .values import Variant, equals, type_of
 
 _VERBS = {

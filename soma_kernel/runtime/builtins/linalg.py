@@ -8,10 +8,8 @@ reference computes in floating point. Pure Python: the matrices Soma
 programs build are small, and numpy's import would cost more than the
 arithmetic saves.
 
-Besides the builtins, `matrix_binary` gives the operators their matrix
-meaning (`*` of two matrices is the matrix product, `+`/`-` are
-element-wise, a number broadcasts) and `matrix_field` the `.T` and
-`.shape` pseudo-fields.
+The matrix values themselves, and what the operators do with them, live in
+runtime/matrices.py.
 """
 
 from __future__ import annotations
@@ -20,25 +18,13 @@ from typing import Any
 
 from ...core.diagnostics import SomaError
 from ..values import type_of
+from ..matrices import Matrix, as_float, map_matrix, product, shape_of, to_matrix, transpose_of
 from .registry import builtin
 
 GROUP = "linalg"
 
 # Below this absolute value a pivot counts as zero (the matrix as singular).
 PIVOT_EPSILON = 1e-12
-
-Matrix = list[list[float]]
-
-
-def _number(fn_name: str, v: Any) -> float:
-    """`v` as a Float, or the type error naming `fn_name`."""
-    t = type(v)
-    if t is int or t is float:
-        try:
-            return float(v)
-        except OverflowError:
-            raise SomaError("range", f"{fn_name}: integer too large") from None
-    raise SomaError("type", f"{fn_name}: expected a number, got {type_of(v)}")
 
 
 def _size(fn_name: str, v: Any) -> int:
@@ -48,35 +34,6 @@ def _size(fn_name: str, v: Any) -> int:
     return v
 
 
-def is_numeric_matrix(v: Any) -> bool:
-    """True when `v` is a non-empty List of non-empty Lists of numbers."""
-    if type(v) is not list or not v:
-        return False
-    for row in v:
-        if type(row) is not list or not row:
-            return False
-        for x in row:
-            t = type(x)
-            if t is not int and t is not float:
-                return False
-    return True
-
-
-def to_matrix(fn_name: str, v: Any) -> Matrix:
-    """`v` read as a rectangular matrix of Floats, or the error saying why not."""
-    if type(v) is not list or any(type(row) is not list for row in v):
-        raise SomaError("type", f"{fn_name}: expected a List of Lists (matrix), got {type_of(v)}")
-    if not v:
-        raise SomaError("type", f"{fn_name}: matrix is empty")
-    rows = [[_number(fn_name, x) for x in row] for row in v]
-    width = len(rows[0])
-    if any(len(row) != width for row in rows):
-        raise SomaError("type", f"{fn_name}: ragged matrix (rows of different lengths)")
-    if width == 0:
-        raise SomaError("type", f"{fn_name}: matrix has 0 columns")
-    return rows
-
-
 def _flat_numbers(fn_name: str, v: Any) -> list[float]:
     """The numbers of a flat list, or of a matrix read row by row."""
     if type(v) is not list:
@@ -84,9 +41,9 @@ def _flat_numbers(fn_name: str, v: Any) -> list[float]:
     out: list[float] = []
     for x in v:
         if type(x) is list:
-            out.extend(_number(fn_name, y) for y in x)
+            out.extend(as_float(fn_name, y) for y in x)
         else:
-            out.append(_number(fn_name, x))
+            out.append(as_float(fn_name, x))
     return out
 
 
@@ -140,7 +97,7 @@ def _vectors(fn_name: str, what: str, vectors: tuple) -> Matrix:
     for i, v in enumerate(vectors):
         if type(v) is not list or any(type(x) is list for x in v):
             raise SomaError("type", f"{fn_name}: argument {i} must be a List of numbers")
-        out.append([_number(fn_name, x) for x in v])
+        out.append([as_float(fn_name, x) for x in v])
         if len(out[i]) != len(out[0]):
             raise SomaError("type", f"{fn_name}: {what} {i} has length {len(out[i])}, expected {len(out[0])}")
     if not out[0]:
@@ -192,27 +149,17 @@ def ones(rows, cols):
 
 @builtin(GROUP, "transpose(m: List) -> List", "The transpose of matrix `m` (also `m.T`).")
 def transpose(m):
-    return [list(col) for col in zip(*to_matrix("transpose", m))]
+    return transpose_of(m)
 
 
 @builtin(GROUP, "shape(m: List) -> List", "[rows, cols] of matrix `m` (also `m.shape`).")
 def shape(m):
-    rows = to_matrix("shape", m)
-    return [len(rows), len(rows[0])]
-
-
-def _product(a: Matrix, b: Matrix) -> Matrix:
-    """The matrix product a·b, or the error when the inner sizes differ."""
-    if len(a[0]) != len(b):
-        raise SomaError("type", f"matmul: inner dimensions disagree "
-                                f"({len(a)}x{len(a[0])} · {len(b)}x{len(b[0])})")
-    columns = list(zip(*b))
-    return [[sum(x * y for x, y in zip(row, col)) for col in columns] for row in a]
+    return shape_of(m)
 
 
 @builtin(GROUP, "matmul(a: List, b: List) -> List", "The matrix product a·b (also `a * b`).")
 def matmul(a, b):
-    return _product(to_matrix("matmul", a), to_matrix("matmul", b))
+    return product(to_matrix("matmul", a), to_matrix("matmul", b))
 
 
 @builtin(GROUP, "diag_sum(m: List) -> Float", "The trace of square matrix `m`: the sum of its diagonal.")
@@ -251,8 +198,8 @@ def det(m):
 
 @builtin(GROUP, "scale(m: List, k: Float) -> List", "Matrix `m` with every element multiplied by `k`.")
 def scale(m, k):
-    factor = _number("scale", k)
-    return _map_matrix(to_matrix("scale", m), lambda x: x * factor)
+    factor = as_float("scale", k)
+    return map_matrix(to_matrix("scale", m), lambda x: x * factor)
 
 
 @builtin(GROUP, "flatten_mat(m: List) -> List", "The elements of matrix `m` row by row, as one flat list.")
@@ -260,58 +207,3 @@ def flatten_mat(m):
     return [x for row in to_matrix("flatten_mat", m) for x in row]
 
 
-def _map_matrix(m: Matrix, fn) -> Matrix:
-    """`fn` applied to every element of `m`."""
-    return [[fn(x) for x in row] for row in m]
-
-
-def _elementwise(verb: str, a: Matrix, b: Matrix, fn) -> Matrix:
-    """`fn` applied to the elements of two same-shaped matrices pairwise."""
-    if len(a) != len(b) or len(a[0]) != len(b[0]):
-        raise SomaError("type", f"matrix {verb}: shapes {len(a)}x{len(a[0])} and {len(b)}x{len(b[0])} disagree")
-    return [[fn(x, y) for x, y in zip(ra, rb)] for ra, rb in zip(a, b)]
-
-
-def _divide(x: float, y: float) -> float:
-    """x / y for matrix elements, with Soma's division-by-zero error."""
-    if y == 0:
-        raise SomaError("division_by_zero", "division by zero")
-    return x / y
-
-
-_SCALAR_OPS = {"+": float.__add__, "-": float.__sub__, "*": float.__mul__, "/": _divide}
-_VERBS = {"+": "add", "-": "subtract"}
-
-
-def matrix_binary(symbol: str, a: Any, b: Any) -> Any:
-    """`a <symbol> b` when a numeric matrix is involved, else None.
-
-    matrix * matrix is the product; matrix + / - matrix element-wise;
-    a number broadcasts against a matrix for + - * / (either side).
-    """
-    fn = _SCALAR_OPS.get(symbol)
-    if fn is None:
-        return None
-    left, right = is_numeric_matrix(a), is_numeric_matrix(b)
-    if left and right:
-        if symbol == "*":
-            return matmul(a, b)
-        if symbol in _VERBS:
-            return _elementwise(_VERBS[symbol], to_matrix(symbol, a), to_matrix(symbol, b), fn)
-        return None
-    if left and type(b) in (int, float):
-        k = _number(symbol, b)
-        return _map_matrix(to_matrix(symbol, a), lambda x: fn(x, k))
-    if right and type(a) in (int, float):
-        k = _number(symbol, a)
-        return _map_matrix(to_matrix(symbol, b), lambda x: fn(k, x))
-    return None
-
-
-MATRIX_FIELDS = {"T": transpose, "shape": shape}
-
-
-def matrix_field(value: list, name: str) -> Any:
-    """`m.T` / `m.shape` of a list, or None when `name` is no matrix field."""
-    read = MATRIX_FIELDS.get(name)
-    return None if read is None else read(value)
