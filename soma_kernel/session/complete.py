@@ -39,12 +39,12 @@ def _candidates(session) -> dict[str, str]:
                 found.setdefault(member, member_kind)
     for name in session.variables:
         found.setdefault(name, "variable")
+    for word in KEYWORDS:  # a word of the grammar (`scale`) is one before it is a builtin
+        found.setdefault(word, "keyword")
     for name in CONTEXT_BUILTINS:
         found.setdefault(name, "builtin")
     for name in BUILTINS:
         found.setdefault(name, "builtin")
-    for word in KEYWORDS:
-        found.setdefault(word, "keyword")
     for name in TYPES:
         found.setdefault(name, "type")
     return found
