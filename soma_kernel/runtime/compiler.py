@@ -724,16 +724,18 @@ class Compiler:
             reader = self.slot_pseudo_field(obj.id, node, scope)
             if reader is not None:
                 return reader
-        if self.is_handler_reference(obj, scope):
+        if self.is_handler_reference(obj, node.name, scope):
             reference = f"{obj.id}.{node.name}"
             return lambda f: reference
         target = self.expr(obj, scope)
         name = node.name
         return lambda f: get_field(target(f), name, node)
 
-    def is_handler_reference(self, obj: ast.Expr, scope: Scope) -> bool:
-        """True for the `Cell` of `Cell.handler` written without a call: a reference (horde(), vote())."""
+    def is_handler_reference(self, obj: ast.Expr, member: str, scope: Scope) -> bool:
+        """True for `Cell.handler` written without a call: a reference (horde(), vote())."""
         if not isinstance(obj, ast.Name) or obj.id not in self.rt.cell_decls or scope.lookup(obj.id) is not None:
+            return False
+        if not any(handler.name == member for handler in self.rt.cell_decls[obj.id].handlers):
             return False
         return not (scope.dynamic and obj.id in self.env)
 
