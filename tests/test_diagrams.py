@@ -1,6 +1,5 @@
 """Diagrams of state machines: DOT, mermaid, text, SVG bundle and the large-machine fallback."""
 
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -159,12 +158,12 @@ def chain(n: int):
     return build_model("Big", ast.StateMachine("big", "s0", edges))
 
 
-def test_large_machine_falls_back_to_table_quickly():
+def test_large_machine_falls_back_to_a_table_without_a_layout(monkeypatch):
+    def layout_attempted(dot, timeout):
+        raise AssertionError("a machine over the limits must not be laid out")
+    monkeypatch.setattr(svg, "render_svg", layout_attempted)
     model = chain(5000)
-    started = time.perf_counter()
     bundle = diagram_bundle(model, highlight=["s0", "s1"])
-    elapsed = time.perf_counter() - started
-    assert elapsed < svg.DEFAULT_TIMEOUT
     assert set(bundle) == {"text/html", "text/plain"}
     assert "5000 states and 4999 edges" in bundle["text/html"]
     assert "<tr><td>s10</td><td>s11</td>" in bundle["text/html"]
@@ -187,10 +186,8 @@ def test_real_timeout_kills_the_renderer():
     """A dense labelled graph can't be laid out in 0.2 s: the renderer is stopped."""
     lines = [f'  n{i} -> n{(i * 7 + j) % 150} [label="guard {i} {j}"];' for i in range(150) for j in range(3)]
     dense = "digraph g {\n" + "\n".join(lines) + "\n}\n"
-    started = time.perf_counter()
-    with pytest.raises(svg.RenderTimeout):
+    with pytest.raises(svg.RenderTimeout, match="took longer than 0.2 s"):
         svg.render_svg(dense, timeout=0.2)
-    assert time.perf_counter() - started < 2
 
 
 def test_missing_renderer_falls_back(monkeypatch, triage):
