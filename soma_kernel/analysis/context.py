@@ -9,16 +9,25 @@ pure builtins of `runtime.builtins` and the interpreter's context builtins).
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from ..core.diagnostics import Diagnostic
-from ..runtime.builtins import BUILTINS
 from ..runtime.signatures import CONTEXT_BUILTINS
 from ..syntax import ast
 from ..syntax.machines import MachineModel, build_model
 from .scopes import BodyFacts, body_facts
+
+
+def builtin_registry() -> dict:
+    """The pure builtins by name (`runtime.builtins.BUILTINS`), imported at the first lookup.
+
+    Importing the registry imports its twelve group modules (~70 ms); a check
+    of a program that calls no pure builtin, such as a big state machine under
+    `soma-kernel verify`, never pays for them.
+    """
+    from ..runtime.builtins import BUILTINS  # lazy: the builtin group modules are slow to import
+    return BUILTINS
 
 
 @dataclass
@@ -85,24 +94,23 @@ class ProgramIndex:
         if name in CONTEXT_BUILTINS:
             entry = CONTEXT_BUILTINS[name]
             return entry.min_args, entry.max_args
-        if name in BUILTINS:
-            entry = BUILTINS[name]
-            return entry.min_args, entry.max_args
-        return None
+        entry = builtin_registry().get(name)
+        return None if entry is None else (entry.min_args, entry.max_args)
 
     def is_builtin(self, name: str) -> bool:
         """True for a pure or context builtin name."""
-        return name in CONTEXT_BUILTINS or name in BUILTINS
+        return name in CONTEXT_BUILTINS or name in builtin_registry()
 
     def is_pure_builtin(self, name: str) -> bool:
         """True for a builtin without effects (needs no frame declaration)."""
         if name in CONTEXT_BUILTINS:
             return not CONTEXT_BUILTINS[name].effect
-        return name in BUILTINS and bool(BUILTINS[name].pure)
+        entry = builtin_registry().get(name)
+        return entry is not None and bool(entry.pure)
 
     def builtin_names(self) -> list[str]:
         """Every builtin name (for spelling suggestions)."""
-        return list(CONTEXT_BUILTINS) + list(BUILTINS)
+        return list(CONTEXT_BUILTINS) + list(builtin_registry())
 
     def only_machine(self) -> Optional[MachineModel]:
         """The program's machine when exactly one cell declares one."""
@@ -126,6 +134,8 @@ def _cell_info(decl: ast.CellDecl, program: ast.Program) -> CellInfo:
 def did_you_mean(name: str, candidates: Iterable[str], suffix: str = "", quote: str = "'") -> str:
     """` (did you mean 'x'?)` for the closest candidate (`suffix` appended to
     it, e.g. "()" for functions; `quote` around it), or the empty string."""
+    import difflib  # lazy: spelling suggestions are only made for a mistake
+
     close = difflib.get_close_matches(name, sorted(set(candidates) - {name}), n=1, cutoff=0.6)
     return f" (did you mean {quote}{close[0]}{suffix}{quote}?)" if close else ""
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..runtime.builtins import BUILTINS
 from ..syntax import ast
 from .calls import accepts, handler_arity
-from .context import ProgramIndex, Reporter
+from .context import ProgramIndex, Reporter, builtin_registry
 from .walk import iter_tree
 
 # Return types that are never a Bool, as builtin signatures spell them.
@@ -134,7 +133,7 @@ def _non_bool(index: ProgramIndex, expr: ast.Expr) -> Optional[str]:
 
 def _builtin_return(name: str) -> Optional[str]:
     """The return type of a builtin when its signature names only non-Bool types."""
-    entry = BUILTINS.get(name)
+    entry = builtin_registry().get(name)
     signature = getattr(entry, "signature", None) or ""
     if "->" not in signature:
         return None

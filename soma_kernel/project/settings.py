@@ -13,10 +13,8 @@ means every cell of the file).
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -95,6 +93,8 @@ def load_project(directory: str) -> Optional[ProjectConfig]:
 
 def parse_project_text(text: str, path: str) -> ProjectConfig:
     """Validate soma.toml text (`path` names it in messages) into a ProjectConfig."""
+    import tomllib  # lazy: only a folder with a soma.toml needs the TOML parser
+
     locator = _KeyLocator(text, path)
     try:
         data = tomllib.loads(text)
@@ -208,6 +208,8 @@ def _expect_string_list(value: object, locator: "_KeyLocator", where: tuple, key
 
 def _rename_hint(name: str, known: tuple, what: str = "key") -> str:
     """The fix for an unknown key or section: the closest known name, or removal."""
+    import difflib  # lazy: spelling suggestions are only made for a mistake
+
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
     if close:
         return f"did you mean '{close[0]}'? rename the {what}"

@@ -14,7 +14,6 @@ their name, or `Cell.machine` when two cells' machines share a name.
 
 from __future__ import annotations
 
-import difflib
 import json
 from typing import Optional
 
@@ -101,6 +100,8 @@ def _cells_settings(index: ProgramIndex, settings, report: VerifyReport, project
     cells = list(getattr(settings, "cells", []) or [])
     if not cells:
         return lambda name: True
+    import difflib  # lazy: only `[verify] cells` needs spelling suggestions
+
     defined = list(index.cells)
     for name in cells:
         if name in index.cells:
