@@ -155,7 +155,7 @@ def test_run_refuses_a_value_the_face_does_not_promise(tmp_path, capsys):
                        "    on pick(xs: List) { return xs }\n}\n", encoding="utf-8")
     code, _out, err = run(capsys, str(program), "pick", '[1, "a"]')
     assert code == 1
-    assert "R.pick() returned List (expected Int, got String), but its face declares -> List<Int>" in err
+    assert "R.pick() returned List (element 1: expected Int, got String), but its face declares -> List<Int>" in err
 
 
 PIPED = """cell Noisy {

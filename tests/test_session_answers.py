@@ -164,11 +164,11 @@ RETURNS = """cell R {
 def test_the_runtime_checks_each_value_against_the_faces_return_type(session):
     assert session.execute(RETURNS, "a").ok
     assert value(session.execute("g([1, 2])")) == "[1, 2]"
-    assert value(session.execute("doubled(2)")) == "4.0"
+    assert value(session.execute("doubled(2)")) == "4"
     assert session.execute('found("k")').ok
     refused = session.execute('g([1, "a"])')
     assert refused.error_name == "SomaError"
-    assert ('type: R.g() returned List (expected Int, got String), but its face declares -> List<Int>'
+    assert ('type: R.g() returned List (element 1: expected Int, got String), but its face declares -> List<Int>'
             in refused.error)
 
 

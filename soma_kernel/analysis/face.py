@@ -1,20 +1,22 @@
 """Face contracts: every signal and tool has a handler with the same
 parameter count and types, and what the handler visibly returns matches the
 declared `-> T`: literals (a list literal element by element), and typed
-parameters the body never rebinds. The runtime checks every returned value
-against the same type (Runtime.returning_declared_type)."""
+parameters the body never rebinds. Both judge by the runtime's own rule
+(runtime.types.return_problem), which the runtime applies to every returned
+value (Runtime.returning_declared_type): check refuses only what every run
+would refuse."""
 
 from __future__ import annotations
 
-from typing import Optional
 
+from ..runtime.types import element_problem, return_problem
+from ..runtime.values import type_of
 from ..syntax import ast
 from .context import CellInfo, ProgramIndex, Reporter
 from .walk import iter_tree
 
-LITERAL_TYPES = {bool: "Bool", int: "Int", float: "Float", str: "String"}
-SCALARS = {"Int", "Float", "String", "Bool"}
-ACCEPTS = {"Float": {"Int", "Float"}, "Any": None, "Map": {"Map", "Unit"}}
+# what a typed parameter can hold at run time (a Float may be whole or not)
+PARAM_SAMPLES = {"Int": [0], "String": [""], "Bool": [False], "Float": [0.5, 1.0]}
 
 
 def check(index: ProgramIndex, report: Reporter, project: object) -> None:
@@ -24,12 +26,12 @@ def check(index: ProgramIndex, report: Reporter, project: object) -> None:
         if face is None:
             continue
         for signal in face.signals:
-            _check_member(report, info, signal, "signal")
+            _check_member(report, info, signal, "signal", index.types)
         for tool in face.tools:
-            _check_member(report, info, tool, "tool")
+            _check_member(report, info, tool, "tool", index.types)
 
 
-def _check_member(report: Reporter, info: CellInfo, member: ast.Node, what: str) -> None:
+def _check_member(report: Reporter, info: CellInfo, member: ast.Node, what: str, sum_types) -> None:
     """One signal or tool against its handler."""
     handler = info.handler(member.name)
     if handler is None:
@@ -47,7 +49,7 @@ def _check_member(report: Reporter, info: CellInfo, member: ast.Node, what: str)
                          f"{declared.type.render()} in the face but {written.type.render()} in the handler",
                          "face_contract", f"declare it `{written.name}: {declared.type.render()}` in both places")
     if member.returns is not None:
-        _check_literal_returns(report, handler, member)
+        _check_literal_returns(report, handler, member, sum_types)
 
 
 def _params_text(params: list[ast.Param]) -> str:
@@ -55,24 +57,28 @@ def _params_text(params: list[ast.Param]) -> str:
     return ", ".join(f"{p.name}: {p.type.render()}" if p.type else p.name for p in params)
 
 
-def _check_literal_returns(report: Reporter, handler: ast.Handler, member: ast.Node) -> None:
-    """Every returned value whose type can be read off the source must fit `-> T`."""
+def _check_literal_returns(report: Reporter, handler: ast.Handler, member: ast.Node, sum_types) -> None:
+    """Every returned value whose type can be read off the source must fit `-> T`,
+    judged by the runtime's own rule (types.return_problem) on that value."""
     declared = member.returns
     params = _stable_params(handler)
     for node, value in _returned_values(handler):
-        found = _literal_type(value) or params.get(value.id if isinstance(value, ast.Name) else None)
-        if found is not None and not _fits(found, declared.name):
+        samples = _samples(value, params)
+        if samples and all(return_problem(declared, s, sum_types) is not None for s in samples):
+            found = type_of(samples[0])
             report.error(node, f"face contract: signal '{member.name}' returns {declared.render()} "
                          f"but handler '{handler.name}' returns {_with_article(found)}", "return_type",
                          f"return a {declared.name}, or change the signal to `-> {found}`")
         elif isinstance(value, ast.ListLit) and declared.name == "List" and declared.args:
-            element = declared.args[0].name
+            element = declared.args[0]
             for item in value.items:
-                found = _literal_type(item)
-                if found is not None and not _fits(found, element):
+                item_samples = _samples(item, params)
+                if item_samples and all(element_problem(element, s, sum_types) is not None for s in item_samples):
+                    found = type_of(item_samples[0])
                     report.error(item, f"face contract: signal '{member.name}' returns {declared.render()} "
                                  f"but handler '{handler.name}' puts {_with_article(found)} in the list",
-                                 "return_type", f"make every element {_with_article(element)}, or change the signal's type")
+                                 "return_type", f"make every element {_with_article(element.name)}, "
+                                 "or change the signal's type")
 
 
 def _returned_values(handler: ast.Handler) -> list[tuple[ast.Node, ast.Expr]]:
@@ -94,26 +100,21 @@ def _stable_params(handler: ast.Handler) -> dict[str, str]:
     rebound |= {node.param for node in iter_tree(handler.body) if isinstance(node, ast.Lambda)}
     rebound |= {node.name for node in iter_tree(handler.body) if isinstance(node, ast.PBind)}
     return {p.name: p.type.name for p in handler.params
-            if p.type is not None and p.name not in rebound and p.type.name in SCALARS}
+            if p.type is not None and p.name not in rebound and p.type.name in PARAM_SAMPLES}
 
 
-def _literal_type(expr: ast.Expr) -> Optional[str]:
-    """The type name of a literal expression (a list or string literal included)."""
+def _samples(expr: ast.Expr, params: dict[str, str]) -> list:
+    """Values the expression may have, when the source says (a literal, a list
+    literal, an interpolated string, a typed parameter never rebound); else []."""
     if isinstance(expr, ast.Literal):
-        return "Unit" if expr.value is None else LITERAL_TYPES.get(type(expr.value))
+        return [expr.value]
     if isinstance(expr, ast.InterpString):
-        return "String"
+        return [""]
     if isinstance(expr, ast.ListLit):
-        return "List"
-    return None
-
-
-def _fits(found: str, declared: str) -> bool:
-    """True when a literal of type `found` is acceptable for `declared`."""
-    if declared == "Any" or found == declared:
-        return True
-    accepted = ACCEPTS.get(declared)
-    return accepted is not None and found in accepted
+        return [[]]
+    if isinstance(expr, ast.Name) and expr.id in params:
+        return PARAM_SAMPLES[params[expr.id]]
+    return []
 
 
 def _with_article(type_name: str) -> str:

@@ -34,7 +34,7 @@ from .horde import Hordes
 from .machines import MachineInstances, Transitions
 from .memory import CompiledInvariant, Journal, Slot
 from .signatures import MACHINE_READS
-from .types import identity, value_checker
+from .types import identity, return_checker, value_checker
 from .values import Variant, display, equals, from_json, map_key, type_of
 
 RECURSION_LIMIT = 8000
@@ -364,11 +364,11 @@ class Runtime:
         return self.returning_declared_type(state, decl, len(params), invoke)
 
     def returning_declared_type(self, state: CellState, decl: ast.Handler, nargs: int, invoke: Callable):
-        """`invoke`, checking each returned value against the face's `-> T` for this
-        handler (an Int where a Float is promised becomes a Float); unchanged when the
-        face promises nothing (or Any), so undeclared handlers pay nothing."""
+        """`invoke`, checking each returned value (a scripted `mock` answer included)
+        against the face's `-> T` for this handler by types.return_checker's rule;
+        unchanged when the face promises nothing (or Any), so undeclared handlers pay nothing."""
         declared = state.declared_return(decl.name, nargs)
-        check = value_checker(declared, self) if declared is not None else identity
+        check = return_checker(declared, self.types)
         if check is identity:
             return invoke
         label, promise, span = f"{state.name}.{decl.name}()", declared.render(), decl.span
