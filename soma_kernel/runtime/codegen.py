@@ -18,10 +18,11 @@ from ..syntax import ast
 from . import ops
 from .builtins.collections import range_object
 from .compiler import (SLOW_OPS, Compiler, ControlSignal, Scope, get_field, get_index, is_int_literal,
-                       iterate, raise_at, set_in)
+                       iterate, raise_at)
 from .intlocals import int_locals, is_int_expr
-from .inplace import (GENERATED_UNSHARED, LOCAL_UNSHARED, OWNED_NAME, contains_block, extends_itself,
-                      generated_owned_test, is_push_target)
+from .inplace import (CONTAINER_TYPES, CONTAINER_TYPES_NAME, GENERATED_UNSHARED, LOCAL_UNSHARED, OWNED_NAME,
+                      contains_block, extends_itself, generated_owned_test, is_push_target, write_into,
+                      written_copy)
 from .memory import MISSING
 from .values import display, type_of
 
@@ -192,6 +193,7 @@ class HandlerSource:
                           for line in self.lines]
         namespace = dict(self.constants)
         namespace["_refcount"] = sys.getrefcount
+        namespace[CONTAINER_TYPES_NAME] = CONTAINER_TYPES
         code = compile(self.resolved_locals("\n".join(self.lines) + "\n"), f"<soma handler {mock_name}>", "exec")
         exec(code, namespace)
         return namespace["invoke"]
@@ -285,7 +287,7 @@ class HandlerSource:
             return self.for_stmt(node, scope, depth)
         if isinstance(node, ast.Assign) and (self.self_rebuild(node, scope, depth)
                                              or self.local_assign(node, scope, depth)
-                                             or self.local_index_assign(node, scope, depth)):
+                                             or self.local_path_assign(node, scope, depth)):
             return None
         return self.fallback_stmt(node, scope, depth)
 
@@ -429,23 +431,46 @@ class HandlerSource:
         else:
             self.emit(depth, f"{OWNED_NAME} += ({', '.join(items)},)")
 
-    def local_index_assign(self, node: ast.Assign, scope: Scope, depth: int) -> bool:
-        """`m[k] = v` on a local Map (in place); False for anything else."""
+    def local_path_assign(self, node: ast.Assign, scope: Scope, depth: int) -> bool:
+        """`m[k] = v`, `r.f = v`, `r.items[0] = v` on a local; False for anything else.
+
+        In place when the local's List or Map has no other holder (runtime.inplace's
+        rule, each container down the path checked in turn), else on a copy.
+        """
         target = node.target
-        if node.op != "=" or not isinstance(target, ast.Index) or not isinstance(target.obj, ast.Name):
+        if node.op != "=" or not isinstance(target, (ast.Index, ast.Field)):
             return False
-        index = scope.lookup(target.obj.id)
-        if index is None:
+        path, root = [], target
+        while isinstance(root, (ast.Index, ast.Field)):
+            path.append(root)
+            root = root.obj
+        index = scope.lookup(root.id) if isinstance(root, ast.Name) else None
+        if index is None or GENERATED_UNSHARED <= 0 or LOCAL_UNSHARED <= 0:
             return False
-        key, value, container = self.temp(True), self.temp(True), self.temp(True)
-        update = self.constant(set_in, "setin")
-        where = self.constant(node, "n")
-        self.emit(depth, f"{key} = {self.expr(target.index, scope)}")
+        keys = []
+        for step in reversed(path):
+            if isinstance(step, ast.Field):
+                keys.append(repr(step.name))
+            else:
+                keys.append(self.temp(True))
+                self.emit(depth, f"{keys[-1]} = {self.expr(step.index, scope)}")
+        value = self.temp(True)
         self.emit(depth, f"{value} = {self.expr(node.value, scope)}")
-        self.emit(depth, f"if type({container} := {self.local(index)}) is dict and type({key}) is str:")
-        self.emit(depth + 1, f"{container}[{key}] = {value}")
+        self.release_marker(depth, [*keys, value])
+        where = self.constant(node, "n")
+        into, copy = self.constant(write_into, "into"), self.constant(written_copy, "copy")
+        path_list = f"[{', '.join(keys)}]"
+        owned_write = f"{into}({OWNED_NAME}, type({OWNED_NAME}), {path_list}, {value}, None, {where})"
+        self.emit(depth, f"if {generated_owned_test(self.local(index), UNSHARED_MARK, kinds='any')}:")
+        if len(keys) == 1:  # the common `m[k] = v` on a Map with a String key: one Python store
+            self.emit(depth + 1, f"if type({OWNED_NAME}) is dict and type({keys[0]}) is str:")
+            self.emit(depth + 2, f"{OWNED_NAME}[{keys[0]}] = {value}")
+            self.emit(depth + 1, "else:")
+            self.emit(depth + 2, owned_write)
+        else:
+            self.emit(depth + 1, owned_write)
         self.emit(depth, "else:")
-        self.emit(depth + 1, f"{self.local(index)} = {update}({container}, [{key}], {value}, None, {where})")
+        self.emit(depth + 1, f"{self.local(index)} = {copy}({self.local(index)}, {path_list}, {value}, {where})")
         return True
 
     def if_stmt(self, node: ast.If, scope: Scope, depth: int) -> None:

@@ -36,7 +36,7 @@ from ..syntax.render import render_expr
 from . import ops
 from .builtins.collections import range_object
 from .matrices import matrix_field
-from .inplace import concat_extends, extend_unshared, extends_itself, is_push_target
+from .inplace import concat_extends, extend_unshared, extends_itself, is_push_target, write_path
 from .patterns import compile_pattern
 from .values import Variant, display, map_key, type_of
 
@@ -506,10 +506,12 @@ class Compiler:
         return rebuild
 
     def assign_path(self, target, op, value: Eval, scope: Scope, node) -> Exec:
-        """`a[i] = v`, `a.f += v`, nested: rebuild the path from its root.
+        """`a[i] = v`, `a.f += v`, nested: the value at the path replaced, value semantics kept.
 
         The root is a local, a session variable, or a slot (then the write
         goes through the slot's set, so invariants and the journal apply).
+        Each List or Map on the path is changed in place only when nothing
+        else holds it (runtime.inplace.write_path).
         """
         path = []
         root = target
@@ -521,56 +523,50 @@ class Compiler:
         if not isinstance(root, ast.Name):
             raise_at(node, "type", "assignment target must start with a name")
         slot_write = self.slot_path_writer(root, scope)
-        read_root = self.expr(root, scope)
-        write_root = None if slot_write else self.root_writer(root, scope)
+        if slot_write is not None:
+            def run_slot(f):
+                key_values = [k(f) for k in keys]
+                slot_write(f, key_values, value(f), op, node)
 
-        def run(f):
+            return run_slot
+        index = scope.lookup(root.id)
+        if index is not None:
+            def run_local(f):
+                key_values = [k(f) for k in keys]
+                write_path(f, index, key_values, value(f), op, node)
+
+            return run_local
+        read_root, env, name = self.expr(root, scope), self.env, root.id
+
+        def run_env(f):
             key_values = [k(f) for k in keys]
             new = value(f)
-            if slot_write is not None:
-                slot_write(f, key_values, new, op, node)
-                return
-            container = read_root(f)
-            updated = set_in(container, key_values, new, op, node)
-            write_root(f, updated)
+            if name in env:
+                write_path(env, name, key_values, new, op, node)
+            else:  # no session variable: a unit variant (which refuses the write), or the undefined-name error
+                write_path([read_root(f)], 0, key_values, new, op, node)
 
-        return run
+        return run_env
 
     def slot_path_writer(self, root: ast.Name, scope: Scope):
-        """For a slot root, a writer that sets `slot[k0]` to the updated value."""
-        if scope.lookup(root.id) is not None or self.cell is None:
+        """For a slot root (of this cell, or at session level the one cell that has it), a writer
+        that sets `slot[k0]` to the updated value."""
+        if not self.is_slot_name(root.id, scope):
             return None
-        if root.id not in self.cell.slot_decls:
-            return None
-        cell, name = self.cell, root.id
+        owner, name = self.slot_cell, root.id
 
         def write(f, key_values, new, op, node):
-            slot = cell.slot(name)
+            slot = owner(name).slot(name)
             first = key_values[0]
             if len(key_values) == 1:
                 current = slot.read_key(first, node) if op is not None else None
                 slot.write(first, new if op is None else op(current, new), node)
                 return
-            inner = slot.read_key(first, node)
-            updated = set_in(inner, key_values[1:], new, op, node)
-            slot.write(first, updated, node)
+            copy = [slot.read_key(first, node)]  # a fresh copy, changed in place
+            write_path(copy, 0, key_values[1:], new, op, node)
+            slot.write(first, copy[0], node)
 
         return write
-
-    def root_writer(self, root: ast.Name, scope: Scope):
-        """Store an updated container back into its local/session variable."""
-        index = scope.lookup(root.id)
-        if index is not None:
-            def write_local(f, value):
-                f[index] = value
-
-            return write_local
-        env, name = self.env, root.id
-
-        def write_env(f, value):
-            env[name] = value
-
-        return write_env
 
     # ------------------------------------------------------------ expressions
 
@@ -1106,42 +1102,6 @@ def get_index(value, index, node):
     if value is None:
         raise_at(node, "type", "cannot index ()")
     raise_at(node, "type", f"cannot index {type_of(value)}")
-
-
-def set_in(container, keys: list, new, op, node):
-    """`container` with the value at path `keys` replaced (or combined by op).
-
-    Maps and lists are updated in place: locals own their values (slot reads
-    and lambda captures are copies), so no one else can see the change.
-    Variants are immutable and rebuilt.
-    """
-    key = keys[0]
-    if isinstance(container, dict):
-        result = container
-        key = map_key(key)
-        current = container.get(key)
-    elif isinstance(container, list):
-        if type(key) is not int:
-            raise_at(node, "type", f"a list index must be an Int, got {type_of(key)}")
-        if not -len(container) <= key < len(container):
-            raise_at(node, "index", f"index {key} out of range for length {len(container)}")
-        result = container
-        current = container[key]
-    elif isinstance(container, Variant) and container.fields is not None:
-        fields = dict(container.fields)
-        current = fields.get(key)
-        fields[key] = new if len(keys) == 1 and op is None else (
-            op(current, new) if len(keys) == 1 else set_in(current, keys[1:], new, op, node))
-        return Variant(container.type_name, container.name, fields, None)
-    else:
-        raise_at(node, "type", f"cannot assign into {type_of(container)}")
-    if len(keys) == 1:
-        if op is not None and current is None:
-            raise_at(node, "type", "cannot combine () with a value — default it first: (m.get(k) ?? 0)")
-        result[key] = new if op is None else op(current, new)
-    else:
-        result[key] = set_in(current, keys[1:], new, op, node)
-    return result
 
 
 FAST_OPS = {

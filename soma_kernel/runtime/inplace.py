@@ -1,93 +1,124 @@
-"""Amortized O(1) list rebuilds: `xs = push(xs, x)` and `xs = xs + ys` in place when nobody else holds xs.
+"""When a List or Map may be changed in place: the one rule behind every in-place update.
 
-Soma lists are values: `push` returns a new list and every other name for
-the old one keeps seeing it unchanged. Copying on every round makes the
-everyday `xs = push(xs, x)` loop quadratic. When the statement assigns the
-rebuilt list back to the very variable it was built from, and that list has
-no holder but the variable (no other local, session variable, slot, record,
-list element, captured frame or journal entry refers to it), appending in
-place is indistinguishable from building a new list — the same reasoning as
-CPython's in-place `s += t` on an unshared string. Python's reference count
-tells us exactly that: any other holder is one more reference.
+Soma values are values: `push` returns a new list, `ys = xs` then
+`ys[0] = 9` leaves xs alone, a slot, a record field, a captured lambda or a
+caller's argument never sees a change made through another name. Copying on
+every change makes the everyday `xs = push(xs, x)` or `m[k] = v` loop
+quadratic. So a change is made in place exactly when the List or Map being
+changed has no holder but the place it is changed through (the variable, or
+the container it sits in): no other local, session variable, slot, record,
+list element, map value, captured frame, argument list or journal entry
+refers to it. Then changing it is indistinguishable from building a new
+value — the same reasoning as CPython's in-place `s += t` on an unshared
+string. Python's reference count tells us exactly that: any other holder is
+one more reference. Otherwise the container is first replaced, in that
+place, by a shallow copy (its elements then have two holders, so a change
+further down a path copies them in turn).
 
-The count a lone list has depends on the code that looks at it, so each
-shape of test is probed once at import against a list with one holder and
+The count a lone value has depends on the code that looks at it, so each
+shape of test is probed once at import against a value with one holder and
 with two; if the probe does not tell them apart (another interpreter), the
-in-place path is switched off and every rebuild copies, as before.
+in-place paths are switched off and every change copies, as before.
+
+Three shapes use the rule: the generated code's test on a local
+(`generated_owned_test`), `unshared(holder, key)` for a value held in a
+frame, a session's variables or a container, and on top of it the
+rebuilds (`extend_unshared`: `xs = push(xs, …)`, `xs = xs + […]`) and path
+assignments (`write_path`: `m[k] = v`, `r.items[0] = v`).
 """
 
 from __future__ import annotations
 
 import sys
 
+from ..core.diagnostics import SomaError
 from ..syntax import ast
 from .builtins.collections import push as push_builtin
+from .values import Variant, map_key, type_of
 
 _refcount = sys.getrefcount
 
-OWNED_NAME = "_own"  # the generated code's one temporary for the list it may extend
+OWNED_NAME = "_own"  # the generated code's one temporary for the List or Map it may change in place
+CONTAINER_TYPES_NAME = "_containers"  # the generated code's name for CONTAINER_TYPES
+CONTAINER_TYPES = frozenset({list, dict})
 
 
-def generated_owned_test(slot: str, count) -> str:
-    """Generated-code text: True when the list in `slot` (e.g. `f[3]`) has no holder but that slot.
+def generated_owned_test(slot: str, count, kinds: str = "list") -> str:
+    """Generated-code text: True when the list (`kinds="list"`) or the List or Map (`kinds="any"`)
+    in `slot` (e.g. `f[3]`, `_v3`) has no holder but that slot.
 
-    It leaves the list in the local OWNED_NAME for the in-place append.
+    It leaves the value in the local OWNED_NAME for the in-place change.
     """
-    return f"type({OWNED_NAME} := {slot}) is list and _refcount({OWNED_NAME}) == {count}"
+    kind_test = "is list" if kinds == "list" else f"in {CONTAINER_TYPES_NAME}"
+    return f"type({OWNED_NAME} := {slot}) {kind_test} and _refcount({OWNED_NAME}) == {count}"
 
 
-def _tells_apart(test) -> bool:
-    """True when `test(frame)` accepts a list held by `frame[1]` alone and refuses one with a second holder."""
-    frame = [None, []]
-    alone = test(frame)
-    other_holder = frame[1]
-    shared = test(frame)
-    return alone is True and shared is False and other_holder is frame[1]
+def _tells_apart(test, kinds=(list, dict)) -> bool:
+    """True when `test(holder)` accepts a value of each of `kinds` held by `holder[1]` alone and refuses
+    one with a second holder, for a list and a dict as the holder."""
+    for kind in kinds:
+        for holder in ([None, kind()], {0: None, 1: kind()}):
+            alone = test(holder)
+            other_holder = holder[1]
+            shared = test(holder)
+            if not (alone is True and shared is False and other_holder is holder[1]):
+                return False
+    return True
 
 
 def _probe_generated() -> int:
-    """The count at which generated_owned_test tells a lone list from a shared one (-1: none does)."""
+    """The count at which generated_owned_test tells a lone value in a frame from a shared one (-1: none does)."""
     for count in range(1, MAX_PROBED_COUNT):
-        namespace = {"_refcount": _refcount}
-        source = f"def probe(f):\n    return {generated_owned_test('f[1]', count)}\n"
-        exec(compile(source, "<soma in-place probe>", "exec"), namespace)
-        if _tells_apart(namespace["probe"]):
+        if all(_tells_apart(_generated_probe(f"def probe(f):\n    return {{test}}\n", "f[1]", count, kinds),
+                            (list,) if kinds == "list" else (list, dict))
+               for kinds in ("list", "any")):
             return count
     return -1
 
 
 def _probe_local() -> int:
-    """The count at which generated_owned_test tells a lone list in a Python local from a shared one."""
+    """The count at which generated_owned_test tells a lone value in a Python local from a shared one."""
+    template = "def probe(holder):\n    _v1 = holder.pop(1)\n    return {test}\n"
     for count in range(1, MAX_PROBED_COUNT):
-        namespace = {"_refcount": _refcount}
-        source = f"def probe(holder):\n    _v1 = holder.pop()\n    return {generated_owned_test('_v1', count)}\n"
-        exec(compile(source, "<soma in-place probe>", "exec"), namespace)
-        other_holder: list = []
-        alone, shared = namespace["probe"]([[]]), namespace["probe"]([other_holder])
-        if alone is True and shared is False:
+        if all(_tells_apart_local(_generated_probe(template, "_v1", count, kinds),
+                                  (list,) if kinds == "list" else (list, dict))
+               for kinds in ("list", "any")):
             return count
     return -1
 
 
-def extend_unshared(holder, key, items: list) -> bool:
-    """Extend the list `holder[key]` by `items` in place when nothing else holds it; False otherwise.
+def _generated_probe(template: str, slot: str, count: int, kinds: str):
+    """The probe function written from `template` around generated_owned_test."""
+    namespace = {"_refcount": _refcount, CONTAINER_TYPES_NAME: CONTAINER_TYPES}
+    source = template.format(test=generated_owned_test(slot, count, kinds))
+    exec(compile(source, "<soma in-place probe>", "exec"), namespace)
+    return namespace["probe"]
 
-    `holder` is a frame (list) or the session variables (dict); the caller
-    must not hold the list itself, and `items` must not be it.
+
+def _tells_apart_local(probe, kinds) -> bool:
+    """True when `probe` accepts a value of each of `kinds` it alone holds and refuses one held elsewhere too."""
+    for kind in kinds:
+        other_holder = kind()
+        if not (probe({1: kind()}) is True and probe({1: other_holder}) is False):
+            return False
+    return True
+
+
+def unshared(holder, key) -> bool:
+    """True when the value at `holder[key]` has no holder but that place.
+
+    `holder` is a frame (list), the session variables (dict) or a List or
+    Map; the caller must not hold the value itself (not even in a local).
     """
-    current = holder[key]
-    if type(current) is list and _refcount(current) == _helper_unshared:
-        current += items
-        return True
-    return False
+    return _refcount(holder[key]) == _helper_unshared
 
 
 def _probe_helper() -> int:
-    """The count at which extend_unshared tells a lone list from a shared one (-1: none does)."""
+    """The count at which `unshared` tells a lone value from a shared one (-1: none does)."""
     global _helper_unshared
     for count in range(1, MAX_PROBED_COUNT):
         _helper_unshared = count
-        if _tells_apart(lambda frame: extend_unshared(frame, 1, [])):
+        if _tells_apart(lambda holder: unshared(holder, 1)):
             return count
     return -1
 
@@ -97,6 +128,80 @@ GENERATED_UNSHARED = _probe_generated()
 LOCAL_UNSHARED = _probe_local()
 _helper_unshared = -1
 _helper_unshared = _probe_helper()
+
+
+def extend_unshared(holder, key, items: list) -> bool:
+    """Extend the list `holder[key]` by `items` in place when nothing else holds it; False otherwise.
+
+    The caller must not hold the list itself, and `items` must not be it.
+    """
+    if type(holder[key]) is list and unshared(holder, key):
+        holder[key] += items
+        return True
+    return False
+
+
+def owned_part(holder, key, node):
+    """The List or Map at `holder[key]` made that place's own, and its type.
+
+    A value something else holds is first replaced there by a shallow copy.
+    A struct variant (immutable) is replaced by a new one with a copy of its
+    fields, which is returned (with the type Variant). Anything else cannot
+    be assigned into (kind `type`, at `node`).
+    """
+    kind = type(holder.get(key) if type(holder) is dict else holder[key])
+    if kind is list or kind is dict:
+        if not unshared(holder, key):
+            holder[key] = kind(holder[key])
+        return holder[key], kind
+    if kind is Variant and holder[key].fields is not None:
+        variant = holder[key]
+        fields = dict(variant.fields)
+        holder[key] = Variant(variant.type_name, variant.name, fields, None)
+        return fields, Variant
+    part = holder.get(key) if type(holder) is dict else holder[key]
+    raise SomaError("type", f"cannot assign into {type_of(part)}", node.span)
+
+
+def write_path(holder, key, keys: list, new, op, node) -> None:
+    """`holder[key]` with the value at path `keys` replaced by `new` (or combined with it by `op`).
+
+    Every List or Map on the path is changed in place when nothing else
+    holds it and copied first otherwise (see owned_part), so no other
+    holder of any of them sees the change. Errors are located at `node`.
+    """
+    container, kind = owned_part(holder, key, node)
+    write_into(container, kind, keys, new, op, node)
+
+
+def write_into(container, kind, keys: list, new, op, node) -> None:
+    """Like write_path, into a `container` of type `kind` the caller already owns."""
+    last = len(keys) - 1
+    for position, step in enumerate(keys):
+        if kind is list:
+            if type(step) is not int:
+                raise SomaError("type", f"a list index must be an Int, got {type_of(step)}", node.span)
+            if not -len(container) <= step < len(container):
+                raise SomaError("index", f"index {step} out of range for length {len(container)}", node.span)
+        elif kind is dict:
+            step = map_key(step)
+        if position == last:
+            break
+        container, kind = owned_part(container, step, node)
+    if op is None:
+        container[step] = new
+        return
+    current = container[step] if kind is list else container.get(step)
+    if current is None and kind is not Variant:
+        raise SomaError("type", "cannot combine () with a value — default it first: (m.get(k) ?? 0)", node.span)
+    container[step] = op(current, new)
+
+
+def written_copy(root, keys: list, new, node):
+    """A new value: `root` (which the caller's variable still holds) with the value at path `keys` set."""
+    box = [root]
+    write_path(box, 0, keys, new, None, node)
+    return box[0]
 
 
 def is_push_target(target) -> bool:
