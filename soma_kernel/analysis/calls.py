@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ..runtime.signatures import MACHINE_READS
+from ..runtime.builtins.context import MACHINE_READS
 from ..syntax import ast
 from ..runtime.dispatch import AMBIGUOUS, BUILTIN, HANDLER, OWN, dispatch_bare_call
 from .context import CellInfo, ProgramIndex, Reporter, did_you_mean

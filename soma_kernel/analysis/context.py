@@ -2,8 +2,8 @@
 
 `ProgramIndex` maps cell names to their handlers (a skeleton agent's bodies
 come from its `flesh` block), slots, signals and machine model; variant and
-type names; which cells define a handler name; and the builtin tables (the
-pure builtins of `runtime.builtins` and the interpreter's context builtins).
+type names; which cells define a handler name; and the builtins (the one
+registry of `runtime.builtins`).
 `Reporter` collects the diagnostics, each placed at a node of the program.
 """
 
@@ -13,21 +13,10 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from ..core.diagnostics import Diagnostic
-from ..runtime.signatures import CONTEXT_BUILTINS
+from ..runtime.builtins import all_builtins, builtin_entry
 from ..syntax import ast
 from ..syntax.machines import MachineModel, build_model
 from .scopes import BodyFacts, body_facts
-
-
-def builtin_registry() -> dict:
-    """The pure builtins by name (`runtime.builtins.BUILTINS`), imported at the first lookup.
-
-    Importing the registry imports its twelve group modules (~70 ms); a check
-    of a program that calls no pure builtin, such as a big state machine under
-    `soma-kernel verify`, never pays for them.
-    """
-    from ..runtime.builtins import BUILTINS  # lazy: the builtin group modules are slow to import
-    return BUILTINS
 
 
 @dataclass
@@ -91,26 +80,21 @@ class ProgramIndex:
 
     def builtin_arity(self, name: str) -> Optional[tuple[int, Optional[int]]]:
         """(min, max) arguments of a builtin (max None = variadic), or None."""
-        if name in CONTEXT_BUILTINS:
-            entry = CONTEXT_BUILTINS[name]
-            return entry.min_args, entry.max_args
-        entry = builtin_registry().get(name)
+        entry = builtin_entry(name)
         return None if entry is None else (entry.min_args, entry.max_args)
 
     def is_builtin(self, name: str) -> bool:
-        """True for a pure or context builtin name."""
-        return name in CONTEXT_BUILTINS or name in builtin_registry()
+        """True for a builtin's name."""
+        return builtin_entry(name) is not None
 
     def is_pure_builtin(self, name: str) -> bool:
         """True for a builtin without effects (needs no frame declaration)."""
-        if name in CONTEXT_BUILTINS:
-            return not CONTEXT_BUILTINS[name].effect
-        entry = builtin_registry().get(name)
-        return entry is not None and bool(entry.pure)
+        entry = builtin_entry(name)
+        return entry is not None and entry.pure
 
     def builtin_names(self) -> list[str]:
         """Every builtin name (for spelling suggestions)."""
-        return list(CONTEXT_BUILTINS) + list(builtin_registry())
+        return list(all_builtins())
 
     def only_machine(self) -> Optional[MachineModel]:
         """The program's machine when exactly one cell declares one."""

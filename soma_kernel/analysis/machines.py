@@ -76,7 +76,8 @@ def _check_site(index: ProgramIndex, report: Reporter, info: CellInfo, owner: as
                 site) -> None:
     """One transition() call: arity, literal states, edges, guard variables."""
     call = site.call
-    if len(call.args) not in (2, 3):
+    low, high = index.builtin_arity("transition")
+    if not low <= len(call.args) <= high:
         report.error(call, f"transition() takes 2 arguments (instance id, target state) or 3 "
                      f"(instance id, from state, target state), not {len(call.args)}", "arity",
                      "write transition(id, \"target\") or transition(id, \"from\", \"target\")")

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Optional
 
+from ..runtime.builtins import builtin_entry
 from ..syntax import ast
 from .calls import accepts, handler_arity
-from .context import ProgramIndex, Reporter, builtin_registry
+from .context import ProgramIndex, Reporter
 from .walk import iter_tree
 
 # Return types that are never a Bool, as builtin signatures spell them.
@@ -133,7 +134,7 @@ def _non_bool(index: ProgramIndex, expr: ast.Expr) -> Optional[str]:
 
 def _builtin_return(name: str) -> Optional[str]:
     """The return type of a builtin when its signature names only non-Bool types."""
-    entry = builtin_registry().get(name)
+    entry = builtin_entry(name)
     signature = getattr(entry, "signature", None) or ""
     if "->" not in signature:
         return None

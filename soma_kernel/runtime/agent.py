@@ -318,9 +318,7 @@ class Agent:
 
 
 def split_think_args(args: list):
-    """(prompt, system, options) from think()'s 1-3 arguments."""
-    if not args or len(args) > 3:
-        raise SomaError("type", f"think() takes 1 to 3 arguments (prompt, [system], [opts]), got {len(args)}")
+    """(prompt, system, options) from think()'s 1-3 arguments (the registry checked how many)."""
     prompt = display(args[0])
     rest = list(args[1:])
     options = rest.pop() if rest and isinstance(rest[-1], dict) else {}

@@ -34,6 +34,7 @@ from ..syntax import ast
 from ..syntax.lambdas import escape_fix, escape_message, lambda_escape
 from ..syntax.render import render_expr
 from . import ops
+from .builtins import BUILTINS, arity_error, takes
 from .builtins.collections import range_object
 from .matrices import matrix_field
 from .inplace import concat_extends, extend_unshared, extends_itself, is_push_target, write_path
@@ -848,9 +849,13 @@ class Compiler:
         """transition(): the guard is evaluated in this handler's locals."""
         visible = scope.visible()
         rt, cell, env = self.rt, self.cell, self.env
+        entry = BUILTINS["transition"]
+        fits = takes(entry, len(args))
 
         def run(f):
             values = [a(f) for a in args]
+            if not fits:
+                raise arity_error(entry, len(values)).located(node)
             locals_view = {name: f[i] for name, i in visible.items()}
             if scope.dynamic:
                 locals_view = {**env, **locals_view}

@@ -90,8 +90,6 @@ class Hordes:
 
     def start(self, values: list, cell) -> str:
         """horde(Cell.h, inputs, opts?): validate, queue, return the id."""
-        if len(values) not in (2, 3):
-            raise SomaError("type", f"horde() takes 2 or 3 arguments (Cell.handler, inputs, opts?), got {len(values)}")
         target = handler_reference(values[0], "horde()")
         inputs = values[1]
         if not isinstance(inputs, list):
@@ -159,13 +157,11 @@ class Hordes:
             raise SomaError("type", f"horde(): {option} '{name}' is not a handler of {cell.name} taking {arity} "
                             f"argument{'' if arity == 1 else 's'}")
 
-    def status(self, values: list) -> dict:
+    def status(self, horde_id) -> dict:
         """horde_status(id)."""
-        if len(values) != 1:
-            raise SomaError("type", f"horde_status() takes 1 argument, got {len(values)}")
-        horde = self.by_id.get(values[0]) if isinstance(values[0], str) else None
+        horde = self.by_id.get(horde_id) if isinstance(horde_id, str) else None
         if horde is None:
-            raise SomaError("not_found", f"horde_status(): no horde {display(values[0])}")
+            raise SomaError("not_found", f"horde_status(): no horde {display(horde_id)}")
         return horde.status()
 
     # ------------------------------------------------------------ running
@@ -274,19 +270,16 @@ class Hordes:
 
     # ------------------------------------------------------------ vote()
 
-    def vote(self, values: list) -> dict:
+    def vote(self, reference, item, k) -> dict:
         """vote(Cell.h, input, k): k fresh calls, tallied by printed value."""
-        if len(values) != 3:
-            raise SomaError("type", f"vote() takes 3 arguments (Cell.handler, input, k), got {len(values)}")
-        target = handler_reference(values[0], "vote()")
-        k = values[2]
+        target = handler_reference(reference, "vote()")
         if type(k) is not int or not 1 <= k <= MAX_VOTERS:
             raise SomaError("type", f"vote(): k must be an Int 1–{MAX_VOTERS}, got {display(k)}")
         function = self.target_function(target, 1, "vote()")
         votes, first_error = [], None
         for _ in range(k):
             try:
-                votes.append(self.voter(function, target[0], values[1]))
+                votes.append(self.voter(function, target[0], item))
             except SomaError as err:
                 first_error = first_error or err
         if not votes:

@@ -15,9 +15,7 @@ of other processes and writes what it changed only when it succeeds.
 
 from __future__ import annotations
 
-import datetime as _dt
 import sys
-import time
 from typing import Callable, Iterable, Optional
 
 from ..core.diagnostics import MissingName, SomaError, locating
@@ -26,16 +24,16 @@ from ..syntax.invariant_terms import reads_size
 from ..syntax.machines import build_model
 from ..syntax.render import render_expr
 from .agent import Agent
-from .builtins import BUILTINS, argument_error, call_builtin
+from .builtins import BUILTINS, Builtin, BuiltinCall, argument_error, call_builtin, takes
+from .builtins.context import MACHINE_READS
 from .codegen import HandlerSource
 from .compiler import RETURN, Compiler, Scope
 from .dispatch import AMBIGUOUS, HANDLER, OWN, dispatch_bare_call
 from .horde import Hordes
 from .machines import MachineInstances, Transitions
 from .memory import CompiledInvariant, Journal, Slot
-from .signatures import MACHINE_READS
 from .types import identity, return_checker, value_checker
-from .values import Variant, display, equals, from_json, map_key, type_of
+from .values import Variant, display, equals, map_key, type_of
 
 RECURSION_LIMIT = 8000
 
@@ -141,7 +139,6 @@ class Runtime:
         self.call_targets: dict[tuple, tuple] = {}
         self.store = None
         self.guard_cache: dict[tuple, Callable] = {}
-        self.context = ContextBuiltins(self)
         self.hordes = Hordes(self)
 
     # ------------------------------------------------------------ definitions
@@ -409,17 +406,17 @@ class Runtime:
             return self.qualified_target(node, nargs)
         own = cell.handler(name, nargs) if cell is not None else None
         others = [s for s in self.handler_states() if s is not cell and s.handler(name, nargs) is not None]
-        context = self.context.lookup(name, cell, node)
-        choice = dispatch_bare_call(own is not None, others, context is not None or name in BUILTINS)
+        entry = BUILTINS.get(name)
+        choice = dispatch_bare_call(own is not None, others, entry is not None)
         if choice.kind == OWN:
             return self.bound_handler(cell, own)
         if choice.kind == HANDLER:
             return self.bound_handler(choice.owner, choice.owner.handler(name, nargs))
         if choice.kind == AMBIGUOUS:
             raise ambiguous_handler(name, choice.owners, node)
-        if context is not None:
-            return locating(node, context)
-        if name in BUILTINS:
+        if entry is not None and entry.needs_runtime:
+            return self.runtime_builtin(entry, cell, node, nargs)
+        if entry is not None:
             return builtin_target(name, nargs, node)
         if name in self.variants:
             return lambda values: self.construct_tuple(name, values, node)
@@ -441,7 +438,7 @@ class Runtime:
                             missing=MissingName("cell", node.cell))
         decl = state.handler(node.func, nargs)
         if decl is None and node.func in MACHINE_READS:
-            return self.machine_read(state, node)
+            return self.machine_read(state, node, nargs)
         if decl is None:
             role = "handler" if node.func in state.handler_decls else "function"
             raise SomaError("undefined_variable",
@@ -475,7 +472,7 @@ class Runtime:
         call = ast.Call(node.method, [], span=node.span)
         if cell is not None and cell.handler(node.method, nargs) is not None:
             return self.resolve_call(call, cell, nargs)
-        if self.context.lookup(node.method, cell, node) is not None or node.method in BUILTINS:
+        if node.method in BUILTINS:
             return self.resolve_call(call, cell, nargs)
         helper = VALUE_METHODS.get(node.method)
         if helper is not None:
@@ -497,14 +494,21 @@ class Runtime:
         owners = [s for s in self.cells.values() if name in s.slot_decls]
         return owners[0] if len(owners) == 1 else None
 
-    def machine_read(self, state: CellState, node: ast.Call):
+    def machine_read(self, state: CellState, node: ast.Call, nargs: int):
         """`Cell.get_status(id)` / `.has_state` / `.valid_transitions`: that cell's machine,
         wherever the call is (the way to choose when several cells own one)."""
         if state.machines is None:
             raise SomaError("type", f"cell '{state.name}' has no state machine, so {state.name}.{node.func}() "
                             "has nothing to read", node.span)
-        read = self.context.lookup(node.func, state, node)
-        return lambda values: read(values)
+        return self.runtime_builtin(BUILTINS[node.func], state, node, nargs)
+
+    def runtime_builtin(self, entry: Builtin, cell: Optional[CellState], node, nargs: int):
+        """A builtin that needs the running program, called from `cell` at `node`: arity checked once,
+        errors located at the call."""
+        if not takes(entry, nargs):
+            return locating(node, lambda values: call_builtin(entry.name, values))
+        call, function = BuiltinCall(self, cell, node), entry.fn
+        return locating(node, lambda values: function(call, *values))
 
     def machine_owner(self, cell: Optional[CellState], node) -> CellState:
         """The cell whose machine a transition()/get_status() addresses."""
@@ -609,141 +613,6 @@ class Runtime:
         self.agent.trace.append((kind, fields))
 
 
-class ContextBuiltins:
-    """The builtins that need the runtime: agent, machines, clock, cell memory."""
-
-    def __init__(self, runtime: Runtime):
-        self.rt = runtime
-
-    def lookup(self, name: str, cell: Optional[CellState], node):
-        """A callable `f(values)` for a context builtin, or None."""
-        method = getattr(self, "b_" + name, None)
-        if method is None:
-            return None
-        return lambda values: method(values, cell, node)
-
-    def owner(self, cell, node) -> CellState:
-        """The machine owner for get_status & co."""
-        return self.rt.machine_owner(cell, node)
-
-    def b_think(self, values, cell, node):
-        return self.rt.agent.think(values, cell.name if cell else None)
-
-    def b_think_json(self, values, cell, node):
-        return self.rt.agent.think_json(values, cell.name if cell else None)
-
-    def b_approve(self, values, cell, node):
-        arity(values, 1, "approve")
-        return self.rt.agent.approve(values[0], self.rt.under_test)
-
-    def b_transition(self, values, cell, node):
-        return self.rt.machines.transition(cell, values, {}, node)
-
-    def b_get_status(self, values, cell, node):
-        arity(values, 1, "get_status")
-        return self.owner(cell, node).machines.status(values[0])
-
-    def b_has_state(self, values, cell, node):
-        arity(values, 1, "has_state")
-        return self.owner(cell, node).machines.has_state(values[0])
-
-    def b_valid_transitions(self, values, cell, node):
-        arity(values, 1, "valid_transitions")
-        return self.owner(cell, node).machines.valid_targets(values[0])
-
-    def b_set_budget(self, values, cell, node):
-        arity(values, 1, "set_budget")
-        return self.rt.agent.set_budget(values[0])
-
-    def b_tokens_used(self, values, cell, node):
-        return self.rt.agent.used
-
-    def b_tokens_remaining(self, values, cell, node):
-        return self.rt.agent.remaining()
-
-    def b_next_id(self, values, cell, node):
-        state = cell or self.only_cell(node)
-        state.counter += 1
-        self.rt.journal.record(lambda: setattr(state, "counter", state.counter - 1))
-        return state.counter
-
-    def b_remember(self, values, cell, node):
-        arity(values, 2, "remember")
-        state = cell or self.only_cell(node)
-        key, memory = display(values[0]), state.memory
-        old = memory.get(key, _ABSENT)
-        self.rt.journal.record(lambda: memory.pop(key, None) if old is _ABSENT else memory.__setitem__(key, old))
-        memory[key] = values[1]
-        if state.on_remember is not None:
-            state.on_remember(key)
-        return None
-
-    def b_recall(self, values, cell, node):
-        arity(values, 1, "recall")
-        state = cell or self.only_cell(node)
-        return state.memory.get(display(values[0]))
-
-    def b_delegate(self, values, cell, node):
-        if len(values) < 2:
-            raise SomaError("type", "delegate() takes a cell name, a handler name and its arguments")
-        call = ast.Call(display(values[1]), [], cell=display(values[0]), span=node.span)
-        return self.rt.qualified_target(call, len(values) - 2)(list(values[2:]))
-
-    def b_from_json(self, values, cell, node):
-        arity(values, 1, "from_json")
-        return from_json(values[0], self.rt.variant_kinds())
-
-    def b_horde(self, values, cell, node):
-        return self.rt.hordes.start(values, cell)
-
-    def b_horde_status(self, values, cell, node):
-        return self.rt.hordes.status(values)
-
-    def b_vote(self, values, cell, node):
-        return self.rt.hordes.vote(values)
-
-    def b_trace(self, values, cell, node):
-        return [{"_type": kind, **fields} for kind, fields in self.rt.agent.trace]
-
-    def b_clear_trace(self, values, cell, node):
-        self.rt.agent.trace.clear()
-        return None
-
-    def b_clear_context(self, values, cell, node):
-        self.rt.agent.clear_context(cell.name if cell else None)
-        return None
-
-    def now_ms(self) -> int:
-        """The clock: `mock now` when scripted, else the system time."""
-        frozen = self.rt.mocks.now_ms
-        return frozen if frozen is not None else int(time.time() * 1000)
-
-    def b_now(self, values, cell, node):
-        return self.now_ms() // 1000
-
-    def b_now_ms(self, values, cell, node):
-        return self.now_ms()
-
-    def b_today(self, values, cell, node):
-        moment = _dt.datetime.fromtimestamp(self.now_ms() / 1000, tz=_dt.timezone.utc)
-        return moment.strftime("%Y-%m-%d")
-
-    def b_sleep(self, values, cell, node):
-        arity(values, 1, "sleep")
-        if self.rt.mocks.now_ms is not None:
-            self.rt.mocks.now_ms += int(values[0])
-        else:
-            time.sleep(max(int(values[0]), 0) / 1000)
-        return None
-
-    def only_cell(self, node) -> CellState:
-        """At test level, per-cell builtins address the program's only cell."""
-        if len(self.rt.cells) == 1:
-            return next(iter(self.rt.cells.values()))
-        raise SomaError("type", "this builtin needs a cell: call it from a handler", node.span)
-
-
-_ABSENT = object()
 
 
 def ambiguous_handler(name: str, owners: Iterable[CellState], node) -> SomaError:
@@ -755,7 +624,7 @@ def ambiguous_handler(name: str, owners: Iterable[CellState], node) -> SomaError
 def builtin_target(name: str, nargs: int, node):
     """A pure builtin as a call target: arity checked once, errors located at the call."""
     entry = BUILTINS[name]
-    if nargs < entry.min_args or (entry.max_args is not None and nargs > entry.max_args):
+    if not takes(entry, nargs):
         return locating(node, lambda values: call_builtin(name, values))
     function = entry.fn
 
@@ -771,12 +640,6 @@ def builtin_target(name: str, nargs: int, node):
 
     run.builtin = function  # lets codegen recognise a builtin it can specialise (runtime.inplace)
     return run
-
-
-def arity(values: list, count: int, name: str) -> None:
-    """Refuse a context builtin call with the wrong number of arguments."""
-    if len(values) != count:
-        raise SomaError("type", f"{name}() takes {count} argument{'' if count == 1 else 's'}, got {len(values)}")
 
 
 def _map_get(container, key, default=None):

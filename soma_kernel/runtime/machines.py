@@ -85,10 +85,7 @@ class Transitions:
         self.rt = runtime
 
     def transition(self, cell, args: list, locals_view: dict, node: ast.Call):
-        """Move an instance along a declared edge, or raise."""
-        if len(args) not in (2, 3):
-            raise SomaError("type", "transition() takes 2 arguments (instance id, target state) or 3 "
-                            "(instance id, source, target)", node.span)
+        """Move an instance along a declared edge, or raise (the registry checked how many arguments)."""
         owner = self.rt.machine_owner(cell, node)
         machines = owner.machines
         instance_id, target = args[0], state_name(args[-1])

@@ -12,7 +12,6 @@ import re
 
 from ..runtime.builtins import BUILTINS
 from ..runtime.memory import SLOT_METHODS
-from ..runtime.signatures import CONTEXT_BUILTINS
 from ..syntax import ast
 from ..syntax.keywords import KEYWORDS, TYPES
 
@@ -41,8 +40,6 @@ def _candidates(session) -> dict[str, str]:
         found.setdefault(name, "variable")
     for word in KEYWORDS:  # a word of the grammar (`scale`) is one before it is a builtin
         found.setdefault(word, "keyword")
-    for name in CONTEXT_BUILTINS:
-        found.setdefault(name, "builtin")
     for name in BUILTINS:
         found.setdefault(name, "builtin")
     for name in TYPES:

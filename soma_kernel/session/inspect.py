@@ -12,7 +12,6 @@ import re
 from typing import Optional
 
 from ..runtime.builtins import BUILTINS
-from ..runtime.signatures import CONTEXT_BUILTINS
 from ..runtime.values import display, type_of
 from ..syntax import ast
 from ..syntax.machines import build_model
@@ -165,7 +164,7 @@ def type_help(decl: ast.TypeDecl) -> str:
 
 def builtin_help(name: str) -> Optional[str]:
     """A builtin's signature and doc."""
-    entry = CONTEXT_BUILTINS.get(name) or BUILTINS.get(name)
+    entry = BUILTINS.get(name)
     if entry is None:
         return None
     return f"{entry.signature}\n  {entry.doc}"

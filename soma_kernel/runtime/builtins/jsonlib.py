@@ -15,7 +15,9 @@ def to_json(x):
 
 
 @builtin(GROUP, "from_json(s: String) -> Any",
-         'Parse JSON into a Map/List/scalar; maps and lists pass through; invalid JSON raises kind "json".')
-def from_json(text):
-    """from_json("[1, 2]") = [1, 2]."""
-    return values.from_json(text)
+         'Parse JSON into a Map/List/scalar; maps and lists pass through; invalid JSON raises kind "json".',
+         needs_runtime=True)
+def from_json(call, text):
+    """from_json("[1, 2]") = [1, 2]; an object naming a variant of the program is rebuilt as that variant."""
+    variants = call.runtime.variant_kinds() if call.runtime is not None else None
+    return values.from_json(text, variants)
