@@ -74,8 +74,13 @@ class Database:
             pause = min(pause * 2, 0.2)
 
     def _prepare_once(self) -> None:
-        """Check the file is ours (before changing anything), then switch to WAL and create or migrate."""
-        kind = self._classify()
+        """Check the file is ours (before changing anything), then switch to WAL and create or migrate.
+
+        The first look is one read snapshot: read statement by statement, a file another
+        process creates meanwhile could show its tables without its stamp and be refused.
+        """
+        with self.transaction(write=False):
+            kind = self._classify()
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.execute("PRAGMA synchronous = FULL")
         if kind != "current":
