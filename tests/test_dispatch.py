@@ -140,3 +140,48 @@ def test_two_cells_answering_the_same_call_without_a_builtin_is_ambiguous():
     with pytest.raises(SomaError) as caught:
         rt.call("go", [])
     assert "qualify it: A.ping, B.ping" in str(caught.value)
+
+
+KNAPSACK = """cell Knapsack {
+    on solve(weights: List, cap: Int) {
+        return len(weights) * 100 + cap
+    }
+    on plan() {
+        return solve([1, 2, 3], 7)
+    }
+}
+cell Agent {
+    on solve(task: String) {
+        return "done: " + task
+    }
+    on algebra() {
+        return solve([[2, 1], [1, 3]], [5, 10])
+    }
+}
+"""
+
+
+def test_a_handler_named_solve_wins_over_the_matrix_builtin_everywhere(tmp_path):
+    program = KNAPSACK.replace("cell Agent", "cell Solo").replace(
+        "    on algebra() {\n        return solve([[2, 1], [1, 3]], [5, 10])\n    }\n", "")
+    tests = ("cell test KnapsackTest {\n    rules {\n        assert solve([1, 2], 5) == 205\n"
+             "        assert plan() == 307\n        assert solve(\"x\") == \"done: x\"\n    }\n}\n")
+    (tmp_path / "knap.cell").write_text(program + tests, encoding="utf-8")
+    code, output = run_cli(["test", "knap.cell"], tmp_path)
+    assert output.endswith("3 tests: 3 passed, 0 failed\n"), output
+    code, output = run_cli(["check", "knap.cell"], tmp_path)
+    assert code == 0 and "error" not in output, output
+    session = Session(directory=str(tmp_path))
+    assert session.execute(program, "a").ok
+    shadowed = session.execute("solve([1], 1)", "b")
+    assert shadowed.ok and shadowed.result["text/plain"] == "101"
+
+
+def test_the_solve_builtin_answers_where_no_handler_takes_that_many_arguments():
+    rt = Runtime(note=lambda text: None)
+    rt.load_program(parse(KNAPSACK.replace("on solve(weights: List, cap: Int)", "on pick(weights: List, cap: Int)")
+                          .replace("return solve([1, 2, 3], 7)", "return pick([1, 2, 3], 7)")))
+    assert rt.call("algebra", []) == pytest.approx([1.0, 3.0])
+    assert rt.call("solve", ["t"]) == "done: t"
+    report = check_program(parse(KNAPSACK))
+    assert not report.errors, [d.message for d in report.errors]

@@ -21,8 +21,8 @@ from .compiler import (SLOW_OPS, Compiler, ControlSignal, Scope, get_field, get_
                        iterate, raise_at)
 from .intlocals import int_locals, is_int_expr
 from .inplace import (CONTAINER_TYPES, CONTAINER_TYPES_NAME, GENERATED_UNSHARED, LOCAL_UNSHARED, OWNED_NAME,
-                      contains_block, extends_itself, generated_owned_test, is_push_target, write_into,
-                      written_copy)
+                      concat_extends, contains_block, extends_itself, generated_owned_test, is_push_target,
+                      write_into, written_copy)
 from .memory import MISSING
 from .values import display, type_of
 
@@ -57,13 +57,27 @@ def loop_bound_exceeded(node, bound, what):
     raise_at(node, "loop_bound", f"{what}-loop ran past its loop_bound({bound})")
 
 
-def is_bool_expr(node) -> bool:
-    """True when `node` always evaluates to a Python bool (or raises)."""
+def is_bool_expr(node, ints=frozenset()) -> bool:
+    """True when `node` always evaluates to a Python bool (or raises), given
+    that the names in `ints` hold Ints."""
     if isinstance(node, ast.Binary):
-        return node.op in COMPARISON_SYMBOLS or node.op in ("&&", "||")
+        if node.op in COMPARISON_SYMBOLS:
+            return not _may_be_mask(node, ints)
+        return node.op in ("&&", "||")
     if isinstance(node, ast.Unary):
         return node.op == "!"
     return isinstance(node, ast.Literal) and isinstance(node.value, bool)
+
+
+def _may_be_mask(node: ast.Binary, ints) -> bool:
+    """True unless the comparison surely is not a numeric list against a number
+    (which gives a 0/1 mask, ops.compare_mask, not a Bool)."""
+    left, right = node.left, node.right
+    if is_int_expr(left, ints) or isinstance(left, (ast.Literal, ast.InterpString)):
+        return False
+    if isinstance(right, ast.InterpString) or isinstance(right, ast.ListLit):
+        return False
+    return not (isinstance(right, ast.Literal) and type(right.value) not in (int, float))
 
 
 
@@ -409,8 +423,9 @@ class HandlerSource:
         values = self.arguments_in_temps(items.items, scope, depth)
         self.release_marker(depth, values)
         test = generated_owned_test(self.local(index), UNSHARED_MARK)
-        # `+` of two non-empty numeric lists of one length adds them element-wise: not an append.
-        self.emit(depth, f"if {test} and len({OWNED_NAME}) != {len(values)}:")
+        # `+` of numeric lists of one length, or of two numeric matrices, is not an append.
+        extends = self.constant(concat_extends, "extends")
+        self.emit(depth, f"if {test} and {extends}({OWNED_NAME}, [{', '.join(values)}]):")
         self.emit_extend(depth + 1, values)
         self.emit(depth, "else:")
         self.emit(depth + 1, f"{self.local(index)} = {add}({self.local(index)}, [{', '.join(values)}])")
@@ -547,7 +562,7 @@ class HandlerSource:
     def condition(self, node, scope: Scope) -> str:
         """A condition as a Python expression that is a bool or raises."""
         text = self.expr(node, scope)
-        if is_bool_expr(node):
+        if is_bool_expr(node, self.ints):
             return text
         value = self.temp()
         fail = self.constant(bad_condition, "badcond")
@@ -590,7 +605,7 @@ class HandlerSource:
         value = self.temp()
         where = self.constant(node, "n")
         if node.op == "!":
-            if is_bool_expr(node.operand):
+            if is_bool_expr(node.operand, self.ints):
                 return f"(not {operand})"
             fail = self.constant(bad_bool, "badbool")
             return (f"(False if ({value} := {operand}) is True else (True if {value} is False "
@@ -663,7 +678,7 @@ class HandlerSource:
         where = self.constant(node, "n")
 
         def checked(text, operand):
-            if is_bool_expr(operand):
+            if is_bool_expr(operand, self.ints):
                 return text
             value = self.temp()
             return (f"({value} if ({value} := {text}) is True or {value} is False "

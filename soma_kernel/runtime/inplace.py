@@ -34,6 +34,7 @@ import sys
 from ..core.diagnostics import SomaError
 from ..syntax import ast
 from .builtins.collections import push as push_builtin
+from .matrices import is_numeric_matrix
 from .values import Variant, map_key, type_of
 
 _refcount = sys.getrefcount
@@ -247,5 +248,13 @@ def contains_block(expr) -> bool:
 
 
 def concat_extends(current, items) -> bool:
-    """True when `current + items` is a concatenation (not the element-wise sum of equal-length numeric lists)."""
-    return type(items) is list and (not current or len(current) != len(items))
+    """True when `current + items` is a concatenation: not the element-wise sum of
+    equal-length numeric lists, nor `+` of two numeric matrices (element-wise, or
+    the shape error when their row counts differ — never a join of their rows)."""
+    if type(items) is not list:
+        return False
+    if not current:
+        return True
+    if len(current) == len(items):
+        return False
+    return not (is_numeric_matrix(items) and is_numeric_matrix(current))

@@ -1,11 +1,13 @@
 """Matrices as plain Soma values, and the meaning the operators give them.
 
 A matrix is a non-empty List of equally long, non-empty Lists of numbers
-(row-major), so indexing, `len` and printing work unchanged; every result is
-made of Floats, as the reference computes in floating point. `matrix_binary`
-gives `*` of two matrices the matrix product, `+`/`-` element-wise, and lets
-a number broadcast; `matrix_field` reads the `.T` and `.shape` pseudo-fields.
-The linalg builtins (builtins/linalg.py) are built on these.
+(row-major), so indexing, `len` and printing work unchanged. As in the
+reference, `+`, `-` and the product of Int matrices (or of an Int matrix and
+an Int) stay exact Ints; everything else is computed in floating point and
+made of Floats. `matrix_binary` gives `*` of two matrices the matrix product,
+`+`/`-` element-wise, and lets a number broadcast; `compare_mask` makes
+`A > k` / `v > k` a 0/1 mask; `matrix_field` reads the `.T` and `.shape`
+pseudo-fields. The linalg builtins (builtins/linalg.py) are built on these.
 """
 
 from __future__ import annotations
@@ -90,6 +92,37 @@ _SCALAR_OPS = {"+": float.__add__, "-": float.__sub__, "*": float.__mul__, "/": 
 _VERBS = {"+": "add", "-": "subtract"}
 
 
+def _all_ints(m: list) -> bool:
+    """True when the (numeric) matrix `m` is rectangular and every element is an Int
+    (a ragged one is left to the Float path, which names the problem)."""
+    width = len(m[0])
+    return all(len(row) == width and all(type(x) is int for x in row) for row in m)
+
+
+_EXACT_OPS = {"+": int.__add__, "-": int.__sub__, "*": int.__mul__}
+
+
+def _exact_binary(symbol: str, a: Any, b: Any, left: bool, right: bool) -> Any:
+    """`a <symbol> b` in exact Ints when both sides are Int (matrices or an
+    Int scalar) and the operator is + - *; None otherwise."""
+    fn = _EXACT_OPS.get(symbol)
+    if fn is None:
+        return None
+    if left and right and _all_ints(a) and _all_ints(b):
+        if symbol == "*":
+            if len(a[0]) != len(b):
+                raise SomaError("type", f"matmul: inner dimensions disagree "
+                                        f"({len(a)}x{len(a[0])} · {len(b)}x{len(b[0])})")
+            columns = list(zip(*b))
+            return [[sum(x * y for x, y in zip(row, col)) for col in columns] for row in a]
+        return _elementwise(_VERBS[symbol], a, b, fn)
+    if left and type(b) is int and _all_ints(a):
+        return [[fn(x, b) for x in row] for row in a]
+    if right and type(a) is int and _all_ints(b):
+        return [[fn(a, y) for y in row] for row in b]
+    return None
+
+
 def matrix_binary(symbol: str, a: Any, b: Any) -> Any:
     """`a <symbol> b` when a numeric matrix is involved, else None.
 
@@ -100,6 +133,11 @@ def matrix_binary(symbol: str, a: Any, b: Any) -> Any:
     if fn is None:
         return None
     left, right = is_numeric_matrix(a), is_numeric_matrix(b)
+    if not (left or right):
+        return None
+    exact = _exact_binary(symbol, a, b, left, right)
+    if exact is not None:
+        return exact
     if left and right:
         if symbol == "*":
             return product(to_matrix("matmul", a), to_matrix("matmul", b))
@@ -113,6 +151,40 @@ def matrix_binary(symbol: str, a: Any, b: Any) -> Any:
         k = as_float(symbol, a)
         return map_matrix(to_matrix(symbol, b), lambda x: fn(k, x))
     return None
+
+
+def _numeric_vector(v: Any) -> bool:
+    """True when `v` is a non-empty flat List of numbers."""
+    return type(v) is list and bool(v) and all(type(x) is int or type(x) is float for x in v)
+
+
+def compare_mask(symbol: str, a: Any, b: Any) -> Any:
+    """`A <symbol> k` / `v <symbol> k` for a numeric matrix or vector and a
+    number: a mask of 1.0 where the comparison holds and 0.0 elsewhere (the
+    reference's numpy-style masks); None when the operands are not such a pair."""
+    tb = type(b)
+    if type(a) is not list or not (tb is int or tb is float):
+        return None
+    if _numeric_vector(a):
+        return [1.0 if _holds(symbol, x, b) else 0.0 for x in a]
+    if is_numeric_matrix(a):
+        return [[1.0 if _holds(symbol, x, b) else 0.0 for x in row] for row in a]
+    return None
+
+
+def _holds(symbol: str, x, k) -> bool:
+    """`x <symbol> k` for two numbers, exact across Int and Float."""
+    if symbol == "<":
+        return x < k
+    if symbol == ">":
+        return x > k
+    if symbol == "<=":
+        return x <= k
+    if symbol == ">=":
+        return x >= k
+    if symbol == "==":
+        return x == k
+    return x != k
 
 
 def transpose_of(m: Any) -> Matrix:

@@ -11,7 +11,8 @@ dividend's sign, Int op Float gives a Float, `+` concatenates Strings and
 non-numeric Lists, arithmetic on numeric Lists is element-wise (or
 broadcast against a number), `==` is structural and refuses values of
 different kinds (except `()`), ordering against `()` raises, `&&`, `||`
-and `!` need Bools.
+and `!` need Bools. A numeric matrix or vector compared with a number gives a
+0/1 mask of the same shape (`[1, 5] > 2` is `[0.0, 1.0]`), as in the reference.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import math
 from typing import Any, Callable
 
 from ..core.diagnostics import SomaError
-from .matrices import matrix_binary
+from .matrices import compare_mask, matrix_binary
 from .values import Variant, equals, type_of
 
 _VERBS = {
@@ -266,7 +267,7 @@ def lt(a: Any, b: Any) -> bool:
     ta, tb = type(a), type(b)
     if ((ta is int or ta is float) and (tb is int or tb is float)) or (ta is str and tb is str):
         return a < b
-    return compare(a, b) < 0 if _orderable_pair(a, b) else False
+    return _ordered_slow("<", a, b)
 
 
 def le(a: Any, b: Any) -> bool:
@@ -274,7 +275,7 @@ def le(a: Any, b: Any) -> bool:
     ta, tb = type(a), type(b)
     if ((ta is int or ta is float) and (tb is int or tb is float)) or (ta is str and tb is str):
         return a <= b
-    return compare(a, b) <= 0 if _orderable_pair(a, b) else False
+    return _ordered_slow("<=", a, b)
 
 
 def gt(a: Any, b: Any) -> bool:
@@ -282,7 +283,7 @@ def gt(a: Any, b: Any) -> bool:
     ta, tb = type(a), type(b)
     if ((ta is int or ta is float) and (tb is int or tb is float)) or (ta is str and tb is str):
         return a > b
-    return compare(a, b) > 0 if _orderable_pair(a, b) else False
+    return _ordered_slow(">", a, b)
 
 
 def ge(a: Any, b: Any) -> bool:
@@ -290,7 +291,22 @@ def ge(a: Any, b: Any) -> bool:
     ta, tb = type(a), type(b)
     if ((ta is int or ta is float) and (tb is int or tb is float)) or (ta is str and tb is str):
         return a >= b
-    return compare(a, b) >= 0 if _orderable_pair(a, b) else False
+    return _ordered_slow(">=", a, b)
+
+
+_ORDER_TESTS = {"<": lambda order: order < 0, "<=": lambda order: order <= 0,
+                ">": lambda order: order > 0, ">=": lambda order: order >= 0}
+
+
+def _ordered_slow(symbol: str, a: Any, b: Any) -> Any:
+    """An ordering past the number/String fast path: a 0/1 mask for a numeric
+    matrix or vector against a number (matrices.compare_mask), else the total
+    order of two Lists or two Bools; other pairs raise."""
+    mask = compare_mask(symbol, a, b)
+    if mask is not None:
+        return mask
+    _orderable_pair(a, b)
+    return _ORDER_TESTS[symbol](compare(a, b))
 
 
 def _orderable_pair(a: Any, b: Any) -> bool:
@@ -322,6 +338,10 @@ def eq(a: Any, b: Any) -> bool:
         return a is b
     if (ta is int or ta is float) and (tb is int or tb is float):
         return a == b
+    if ta is list and (tb is int or tb is float):
+        mask = compare_mask("==", a, b)
+        if mask is not None:
+            return mask
     if not _same_kind(a, b):
         raise _compare_error(a, b)
     if ta is Variant or ta is list or ta is dict:
@@ -329,6 +349,10 @@ def eq(a: Any, b: Any) -> bool:
     return a is b or a == b
 
 
-def ne(a: Any, b: Any) -> bool:
-    """`a != b`."""
+def ne(a: Any, b: Any) -> Any:
+    """`a != b` (a 0/1 mask for a numeric matrix or vector against a number)."""
+    if type(a) is list:
+        mask = compare_mask("!=", a, b)
+        if mask is not None:
+            return mask
     return not eq(a, b)

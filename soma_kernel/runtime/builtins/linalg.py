@@ -3,10 +3,12 @@ linalg group).
 
 A matrix is a plain Soma value: a non-empty List of equally long,
 non-empty Lists of numbers (row-major), so indexing (`m[0][1]`), `len`
-and printing work unchanged. Every result is made of Floats, as the
-reference computes in floating point. Pure Python: the matrices Soma
-programs build are small, and numpy's import would cost more than the
-arithmetic saves.
+and printing work unchanged. The builtins compute in floating point and
+return Floats, as the reference does. The reference's set is the
+constructors, shape, transpose, matmul, det, diag_sum, scale and
+flatten_mat; `inv` and `solve` are ours (the reference has none), with
+the same error style. Pure Python: the matrices Soma programs build are
+small, and numpy's import would cost more than the arithmetic saves.
 
 The matrix values themselves, and what the operators do with them, live in
 runtime/matrices.py.
@@ -207,3 +209,56 @@ def flatten_mat(m):
     return [x for row in to_matrix("flatten_mat", m) for x in row]
 
 
+
+
+def _singular(fn_name: str, what: str) -> SomaError:
+    """The error of an elimination that met a vanishing pivot."""
+    return SomaError("type", f"{fn_name}: singular matrix (determinant 0) — {what}")
+
+
+def _gauss_jordan(fn_name: str, a: Matrix, b: Matrix, what: str) -> Matrix:
+    """X with a·X = b, by Gauss-Jordan elimination with partial pivoting on
+    copies of square `a` and of `b` (as many rows as `a`); raises when `a` is singular."""
+    n = len(a)
+    a = [row[:] for row in a]
+    b = [row[:] for row in b]
+    for i in range(n):
+        pivot = max(range(i, n), key=lambda r: abs(a[r][i]))
+        if abs(a[pivot][i]) < PIVOT_EPSILON:
+            raise _singular(fn_name, what)
+        a[i], a[pivot] = a[pivot], a[i]
+        b[i], b[pivot] = b[pivot], b[i]
+        scale_by = a[i][i]
+        a[i] = [x / scale_by for x in a[i]]
+        b[i] = [x / scale_by for x in b[i]]
+        for r in range(n):
+            factor = a[r][i]
+            if r != i and factor != 0.0:
+                a[r] = [x - factor * y for x, y in zip(a[r], a[i])]
+                b[r] = [x - factor * y for x, y in zip(b[r], b[i])]
+    return b
+
+
+@builtin(GROUP, "inv(m: List) -> List",
+         "The inverse of square matrix `m` (Gauss-Jordan with partial pivoting); "
+         "a singular matrix is an error.")
+def inv(m):
+    rows = to_matrix("inv", m)
+    n = _square("inv", rows)
+    unit = [[1.0 if r == c else 0.0 for c in range(n)] for r in range(n)]
+    return _gauss_jordan("inv", rows, unit, "it has no inverse")
+
+
+@builtin(GROUP, "solve(a: List, b: List) -> List",
+         "x with a·x = b for square matrix `a`: `b` a vector gives a vector, a matrix "
+         "gives a matrix; a singular `a` is an error.")
+def solve(a, b):
+    rows = to_matrix("solve", a)
+    n = _square("solve", rows)
+    vector = type(b) is list and bool(b) and all(type(x) is not list for x in b)
+    rhs = [[as_float("solve", x)] for x in b] if vector else to_matrix("solve", b)
+    if len(rhs) != n:
+        raise SomaError("type", f"solve: b has {len(rhs)} {'values' if vector else 'rows'} "
+                                f"but a has {n} rows")
+    x = _gauss_jordan("solve", rows, rhs, "a·x = b has no unique solution")
+    return [row[0] for row in x] if vector else x

@@ -27,9 +27,10 @@ _FILTER_OPS: dict[str, Callable[[Any, Any], bool]] = {
 
 
 def _matches(op: Callable, left: Any, right: Any) -> bool:
-    """Apply a filter comparison; values that do not compare never match."""
+    """Apply a filter comparison; values that do not compare (or give a 0/1 mask,
+    a list field against a number) never match."""
     try:
-        return op(left, right)
+        return op(left, right) is True
     except SomaError:
         return False
 
