@@ -5,10 +5,11 @@ Phases, in order:
    that stops inside a string, a block comment or an open bracket;
 2. lark (LALR, contextual lexer, grammar.lark) builds a parse tree over the
    clean text;
-3. `_Builder` turns the tree into AST nodes bottom-up, without recursion,
-   giving each node the Span of its source text; string literals are split
-   into interpolation segments here, each segment parsed with the same
-   grammar;
+3. `_Builder`, a lark `Transformer` with one method per rule taking the
+   rule's children as named arguments, turns the tree into AST nodes
+   bottom-up, without recursion, giving each node the Span of its source
+   text; string literals are split into interpolation segments here, each
+   segment parsed with the same grammar;
 4. every failure becomes a `SomaSyntaxError` whose Diagnostic points at the
    offending text, in plain words, with a hint for the usual mistakes.
 """
@@ -21,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from lark import Lark, Token, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from lark import Lark, Token, Transformer_NonRecursive, Tree, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
 from ..core.diagnostics import Diagnostic, SomaSyntaxError
 from ..core.gcpause import paused_gc
@@ -71,7 +72,7 @@ def _lark() -> Lark:
     if _LARK is None:
         grammar = (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
         _LARK = Lark(grammar, parser="lalr", lexer="contextual", propagate_positions=True,
-                     maybe_placeholders=False, start=["start", "fragment", "expr_only"],
+                     maybe_placeholders=True, start=["start", "fragment", "expr_only"],
                      postlex=_LineStarts(), cache=True)
     return _LARK
 
@@ -439,7 +440,7 @@ def _parse_text(text: str, origin: str, start: str):
             errors.from_lark(exc)
         if scanned.unclosed is not None:
             errors.unclosed_text()
-        return _Builder(clean, origin, lifted).build(tree)
+        return _to_ast(tree, clean, origin, lifted)
 
 
 def _keyword_as_name(exc: UnexpectedInput) -> bool:
@@ -469,7 +470,7 @@ def parse_expression(text: str, origin: str = "<input>") -> ast.Expr:
         tree = _lark().parse(scanned.clean, start="expr_only")
     except UnexpectedInput as exc:
         _Errors(text, scanned, origin).from_lark(exc)
-    return _Builder(scanned.clean, origin).build(tree)
+    return _to_ast(tree, scanned.clean, origin)
 
 
 # ---------------------------------------------------------------- errors
@@ -738,14 +739,32 @@ def _expected_words(exc) -> str:
 
 
 # ---------------------------------------------------------------- tree → AST
+#
+# `_Builder` is a lark Transformer: one method per grammar rule (or alias),
+# named like it, whose parameters are the rule's children in order (tokens
+# the grammar spells as strings are dropped; an absent `[optional]` part is
+# None). It runs over the tree without recursion, children before parents.
+
+
+def _inline(method, _rule: str, children: list, meta):
+    """Call `method` with the children as arguments; an AST node it returns
+    without a span gets the span of the rule's text."""
+    value = method(*children)
+    if isinstance(value, ast.Node) and value.span is ast.NO_SPAN:
+        value.span = _meta_span(meta)
+    return value
+
+
+def _inline_with_span(method, _rule: str, children: list, meta):
+    """Like `_inline`, for the methods that also need the rule's span (their first argument)."""
+    return method(_meta_span(meta), *children)
+
+
+_spanned = v_args(wrapper=_inline_with_span)
 
 
 class _CostSection(list):
     """The entries of one `cost { }` block, before they join their cell."""
-
-
-class _CellOptions(list):
-    """The `[name: value, …]` options after a cell's name, before they join their cell."""
 
 
 class _IgnoredSection:
@@ -772,79 +791,85 @@ class _Initial:
     span: ast.Span
 
 
-class _Builder:
+@dataclass
+class _FrameClause:
+    """One `calls` / `writes` / `reads` / `moves` clause of a skeleton signal."""
+
+    kind: str
+    values: list
+    span: ast.Span
+
+
+def _to_ast(tree: Tree, clean: str, origin: str, lifted: Optional[dict] = None):
+    """The AST value of a parse tree (a SomaSyntaxError raised while building comes out as itself)."""
+    try:
+        return _Builder(clean, origin, lifted).transform(tree)
+    except VisitError as err:
+        raise err.orig_exc from None
+
+
+@v_args(wrapper=_inline)
+class _Builder(Transformer_NonRecursive):
     """Builds AST nodes from a lark tree, children before parents, without recursion."""
 
     def __init__(self, clean: str, origin: str, lifted: Optional[dict] = None):
+        super().__init__(visit_tokens=False)
         self.clean = clean
         self.origin = origin
         self.lifted = lifted or {}
 
-    def build(self, tree: Tree):
-        """The AST value of the whole tree."""
-        built: dict[int, object] = {}
-        for subtree in tree.iter_subtrees():
-            children = [built[id(c)] if isinstance(c, Tree) else c for c in subtree.children]
-            method = getattr(self, "b_" + str(subtree.data))
-            value = method(children, _meta_span(subtree.meta))
-            if isinstance(value, ast.Node) and value.span is ast.NO_SPAN:
-                value.span = _meta_span(subtree.meta)
-            built[id(subtree)] = value
-        return built[id(tree)]
-
     # ------------------------------------------------ helpers
 
-    def error(self, span: ast.Span, message: str, hint: Optional[str] = None):
+    def _error(self, span: ast.Span, message: str, hint: Optional[str] = None):
         """Raise a parse error at span."""
         diagnostic = Diagnostic(severity="error", kind="parse", message=message, span=span,
                                 origin=self.origin, hint=hint)
         raise SomaSyntaxError(diagnostic)
 
-    def source_of(self, node: ast.Node) -> str:
+    def _source_of(self, node: ast.Node) -> str:
         """The node's source text with whitespace runs collapsed (comments are already blank)."""
         return " ".join(self.clean[node.span.start:node.span.end].split())
 
-    def check_name(self, tok: Token) -> str:
+    def _name(self, tok: Token) -> str:
         """A name token as a str, refused when it is a word from another language."""
         value = str(tok)
         if value in _HARD_RESERVED:
-            self.error(_token_span(tok), f"'{value}' is a reserved word — rename it")
+            self._error(_token_span(tok), f"'{value}' is a reserved word — rename it")
         if value in _FORBIDDEN_NAMES or (value == "new" and re.match(r"\s*[A-Z]", self.clean[tok.end_pos:])):
-            self.error(_token_span(tok), f"unexpected '{value}'", hint=_WORD_HINTS[value])
+            self._error(_token_span(tok), f"unexpected '{value}'", hint=_WORD_HINTS[value])
         return value
 
-    def check_binding(self, tok: Token) -> str:
+    def _binding(self, tok: Token) -> str:
         """A name being bound (let, parameter, loop variable, lambda): keywords are refused."""
-        value = self.check_name(tok)
+        value = self._name(tok)
         if value in _RESERVED_BINDINGS:
-            self.error(_token_span(tok), f"'{value}' is a reserved word — rename it",
-                       hint=f"pick another name, e.g. `{value}_`")
+            self._error(_token_span(tok), f"'{value}' is a reserved word — rename it",
+                        hint=f"pick another name, e.g. `{value}_`")
         return value
 
     # ------------------------------------------------ top level
 
-    def b_start(self, items, span):
+    def start(self, *items):
         return list(items)
 
-    def b_fragment(self, items, span):
+    def fragment(self, *items):
         self._refuse_call_on_call(items)
         return list(items)
 
-    def b_expr_only(self, children, span):
-        return children[0]
+    def expr_only(self, expr):
+        return expr
 
-    def b_use(self, names, span):
+    def use(self, *names):
         return ast.Use(path="/".join(str(n) for n in names))
 
-    def b_cell_kind(self, tokens, span):
-        words = [str(t) for t in tokens]
-        return "skeleton" if words[0] == "skeleton" else ("agent" if len(words) == 2 else "cell")
+    def cell_kind(self, *words):
+        first = str(words[0])
+        return "skeleton" if first == "skeleton" else ("agent" if len(words) == 2 else "cell")
 
-    def b_cell(self, children, span):
-        kind, name, sections = children[0], children[1], children[2:]
+    def cell(self, kind, name, options, *sections):
         cell = ast.CellDecl(name=str(name), kind=kind)
-        if sections and isinstance(sections[0], _CellOptions):
-            cell.options, sections = dict(sections[0]), sections[1:]
+        if options is not None:
+            cell.options = options
         for section in sections:
             self._add_section(cell, section)
         self._require_typed_params(cell.handlers)
@@ -854,12 +879,11 @@ class _Builder:
                     signal.frame = ast.Frame(span=signal.span)
         return cell
 
-    def b_cell_options(self, options, span):
-        return _CellOptions(options)
+    def cell_options(self, *options):
+        return dict(options)
 
-    def b_cell_option(self, children, span):
-        value = children[1]
-        return str(children[0]), (_plain_string(value) if value.type == "STRING" else str(value))
+    def cell_option(self, name, value):
+        return str(name), (_plain_string(value) if value.type == "STRING" else str(value))
 
     def _add_section(self, cell: ast.CellDecl, section) -> None:
         """File one section into its cell."""
@@ -900,45 +924,44 @@ class _Builder:
         for handler in handlers:
             for param in handler.params:
                 if param.type is None:
-                    self.error(param.span, f"parameter '{param.name}' of '{handler.name}' has no type",
-                               hint=f"write `{param.name}: Type` (`{param.name}: Any` accepts anything); "
-                                    "only flesh handlers take their types from the skeleton")
+                    self._error(param.span, f"parameter '{param.name}' of '{handler.name}' has no type",
+                                hint=f"write `{param.name}: Type` (`{param.name}: Any` accepts anything); "
+                                     "only flesh handlers take their types from the skeleton")
 
-    def b_type_decl(self, children, span):
-        return ast.TypeDecl(name=str(children[0]), variants=list(children[1:]))
+    def type_decl(self, name, *variants):
+        return ast.TypeDecl(name=str(name), variants=list(variants))
 
-    def b_variant_unit(self, children, span):
-        return ast.VariantDecl(name=str(children[0]))
+    def variant_unit(self, name):
+        return ast.VariantDecl(name=str(name))
 
-    def b_variant_struct(self, children, span):
-        return ast.VariantDecl(name=str(children[0]), fields=list(children[1:]))
+    def variant_struct(self, name, *fields):
+        return ast.VariantDecl(name=str(name), fields=list(fields))
 
-    def b_variant_tuple(self, children, span):
-        return ast.VariantDecl(name=str(children[0]), items=list(children[1:]))
+    def variant_tuple(self, name, *items):
+        return ast.VariantDecl(name=str(name), items=list(items))
 
-    def b_variant_field(self, children, span):
-        return (str(children[0]), children[1])
+    def variant_field(self, name, type_ref):
+        return (str(name), type_ref)
 
-    def b_flesh(self, children, span):
-        handlers = list(children[1:])
+    def flesh(self, name, *handlers):
         for handler in handlers:
             handler.flesh = True
-        return ast.Flesh(name=str(children[0]), handlers=handlers)
+        return ast.Flesh(name=str(name), handlers=list(handlers))
 
-    def b_test_cell(self, children, span):
+    def test_cell(self, name, *sections):
         rules: list = []
         handlers: list[ast.Handler] = []
-        for section in children[1:]:
+        for section in sections:
             if isinstance(section, ast.Handler):
                 handlers.append(section)
             else:
                 rules.extend(section)
         self._require_typed_params(handlers)
-        return ast.TestCell(name=str(children[0]), rules=rules, handlers=handlers)
+        return ast.TestCell(name=str(name), rules=rules, handlers=handlers)
 
     # ------------------------------------------------ face
 
-    def b_face(self, items, span):
+    def face(self, *items):
         face = ast.Face()
         for item in items:
             if isinstance(item, ast.Signal):
@@ -949,421 +972,382 @@ class _Builder:
                 face.promises.append(item)
         return face
 
-    def b_signal(self, children, span):
-        name, rest = str(children[0]), children[1:]
-        params = rest.pop(0) if rest and isinstance(rest[0], list) else []
-        returns = rest.pop(0).type if rest and isinstance(rest[0], _Returns) else None
+    def signal(self, name, params, returns, *clauses):
         frame = None
-        if rest:
-            frame = ast.Frame(span=_join_spans(rest[0][1], rest[-1][1]))
-            for kind, _clause_span, values in rest:
-                getattr(frame, kind).extend(values)
-        return ast.Signal(name=name, params=params, returns=returns, frame=frame)
+        if clauses:
+            frame = ast.Frame(span=_join_spans(clauses[0].span, clauses[-1].span))
+            for clause in clauses:
+                getattr(frame, clause.kind).extend(clause.values)
+        return ast.Signal(name=str(name), params=params or [], returns=None if returns is None else returns.type, frame=frame)
 
-    def b_returns(self, children, span):
-        return _Returns(type=children[0], span=span)
+    @_spanned
+    def returns(self, span, type_ref):
+        return _Returns(type=type_ref, span=span)
 
-    def b_frame_calls(self, names, span):
-        return ("calls", span, list(names))
+    @_spanned
+    def frame_calls(self, span, *names):
+        return _FrameClause("calls", list(names), span)
 
-    def b_frame_writes(self, names, span):
-        return ("writes", span, [str(n) for n in names])
+    @_spanned
+    def frame_writes(self, span, *names):
+        return _FrameClause("writes", [str(n) for n in names], span)
 
-    def b_frame_reads(self, names, span):
-        return ("reads", span, [str(n) for n in names])
+    @_spanned
+    def frame_reads(self, span, *names):
+        return _FrameClause("reads", [str(n) for n in names], span)
 
-    def b_frame_moves(self, moves, span):
-        return ("moves", span, list(moves))
+    @_spanned
+    def frame_moves(self, span, *moves):
+        return _FrameClause("moves", list(moves), span)
 
-    def b_frame_move(self, children, span):
-        return (str(children[0]), str(children[1]))
+    def frame_move(self, src, dst):
+        return (str(src), str(dst))
 
-    def b_dotted_name(self, parts, span):
+    def dotted_name(self, *parts):
         return ".".join(str(p) for p in parts)
 
-    def b_tool(self, children, span):
-        name, rest = str(children[0]), children[1:]
-        tool = ast.Tool(name=name, params=[])
-        for item in rest:
-            if isinstance(item, list):
-                tool.params = item
-            elif isinstance(item, _Returns):
-                tool.returns = item.type
-            elif isinstance(item, tuple):
-                tool.capability = item[1]
-            else:
-                tool.description = _plain_string(item)
+    def tool(self, name, params, returns, capability, description):
+        tool = ast.Tool(name=str(name), params=params or [])
+        if returns is not None:
+            tool.returns = returns.type
+        if capability is not None:
+            tool.capability = capability
+        if description is not None:
+            tool.description = _plain_string(description)
         return tool
 
-    def b_tool_capability(self, children, span):
-        return ("capability", _plain_string(children[0]))
+    def tool_capability(self, capability):
+        return _plain_string(capability)
 
-    def b_promise(self, children, span):
-        tok = children[0]
-        return _plain_string(tok) if tok.type == "STRING" else str(tok)
+    def promise(self, text):
+        return _plain_string(text) if text.type == "STRING" else str(text)
 
     # ------------------------------------------------ memory, state, cost
 
-    def b_memory(self, items, span):
+    def memory(self, *items):
         memory = ast.Memory()
         for item in items:
             (memory.slots if isinstance(item, ast.Slot) else memory.invariants).append(item)
         return memory
 
-    def b_slot(self, children, span):
-        props = children[2] if len(children) > 2 else []
-        return ast.Slot(name=str(children[0]), type=children[1], props=props)
+    def slot(self, name, type_ref, props):
+        return ast.Slot(name=str(name), type=type_ref, props=props or [])
 
-    def b_slot_props(self, props, span):
+    def slot_props(self, *props):
         return list(props)
 
-    def b_prop(self, children, span):
-        arg = _prop_value(children[1]) if len(children) > 1 else None
-        return ast.SlotProp(name=str(children[0]), arg=arg)
+    def prop(self, name, arg):
+        return ast.SlotProp(name=str(name), arg=_prop_value(arg))
 
-    def b_prop_name(self, children, span):
-        return str(children[0])
+    def prop_name(self, name):
+        return str(name)
 
-    def b_invariant(self, children, span):
-        return ast.Invariant(expr=children[0])
+    def invariant(self, expr):
+        return ast.Invariant(expr=expr)
 
-    def b_state(self, children, span):
-        name, rest = str(children[0]), children[1:]
-        type_name = None
-        if rest and isinstance(rest[0], Token):
-            type_name = str(rest.pop(0))
-        machine = ast.StateMachine(name=name, initial=None, type_name=type_name)
-        for item in rest:
+    @_spanned
+    def state(self, span, name, type_name, *items):
+        machine = ast.StateMachine(name=str(name), initial=None,
+                                   type_name=None if type_name is None else str(type_name))
+        for item in items:
             if isinstance(item, _Initial):
                 if machine.initial is not None:
-                    self.error(item.span, f"state machine '{name}' declares `initial:` twice",
-                               hint="keep one `initial:` line")
+                    self._error(item.span, f"state machine '{machine.name}' declares `initial:` twice",
+                                hint="keep one `initial:` line")
                 machine.initial = item.name
             else:
                 machine.edges.append(item)
         lifted = self.lifted.get(span.start)
         if lifted:
             machine.edges = sorted(machine.edges + lifted, key=lambda edge: edge.span.start)
+        machine.span = span
         return machine
 
-    def b_initial(self, children, span):
-        return _Initial(name=str(children[0]), span=span)
+    @_spanned
+    def initial(self, span, name):
+        return _Initial(name=str(name), span=span)
 
-    def b_edge(self, children, span):
-        edge = ast.Edge(src=str(children[0]), dst=str(children[1]))
-        for extra in children[2:]:
-            if isinstance(extra, list):
-                edge.excepts = extra
-            else:
-                edge.guard = extra
-        return edge
+    def edge(self, src, dst, guard, excepts):
+        return ast.Edge(src=str(src), dst=str(dst), guard=guard, excepts=[] if excepts is None else excepts)
 
-    def b_edge_guard(self, children, span):
-        return children[0]
+    def edge_guard(self, expr):
+        return expr
 
-    def b_edge_except(self, names, span):
+    def edge_except(self, *names):
         return [str(n) for n in names]
 
-    def b_cost(self, entries, span):
+    def cost(self, *entries):
         return _CostSection(entries)
 
-    def b_deployment(self, settings, span):
+    def cost_entry(self, axis, value):
+        return ast.CostEntry(axis=str(axis), value=_prop_value(value))
+
+    def deployment(self, *settings):
         return _IgnoredSection()
 
-    def b_setting(self, children, span):
+    def setting(self, *parts):
         return None
 
-    def b_interior(self, cells, span):
+    def interior(self, *cells):
         return _IgnoredSection()
-
-    def b_cost_entry(self, children, span):
-        return ast.CostEntry(axis=str(children[0]), value=_prop_value(children[1]))
 
     # ------------------------------------------------ handlers
 
-    def b_handler(self, children, span):
-        name, rest = str(children[0]), children[1:]
-        handler = ast.Handler(name=name, params=[], body=rest[-1])
-        for item in rest[:-1]:
-            if isinstance(item, _Returns):
-                self.error(item.span, f"handler '{name}' declares a return type",
-                           hint=f"return types live on the face signal: `signal {name}(…) -> "
-                                f"{item.type.render()}`; remove `-> {item.type.render()}` here")
-            elif item and isinstance(item[0], ast.Param):
-                handler.params = item
-            else:
-                handler.annotations = [(p.name, p.arg) for p in item]
-        return handler
+    def handler(self, name, params, returns, annotations, body):
+        name = str(name)
+        if returns is not None:
+            self._error(returns.span, f"handler '{name}' declares a return type",
+                        hint=f"return types live on the face signal: `signal {name}(…) -> "
+                             f"{returns.type.render()}`; remove `-> {returns.type.render()}` here")
+        return ast.Handler(name=name, params=params or [], body=body,
+                           annotations=[(p.name, p.arg) for p in annotations or ()])
 
-    def b_annotations(self, props, span):
+    def annotations(self, *props):
         return list(props)
 
-    def b_scheduled(self, children, span):
-        return ast.Scheduled(kind=str(children[0]), interval_ms=_duration_ms(str(children[1])),
-                             body=children[2])
+    def scheduled(self, kind, interval, body):
+        return ast.Scheduled(kind=str(kind), interval_ms=_duration_ms(str(interval)), body=body)
 
-    def b_params(self, params, span):
+    def params(self, *params):
         return list(params)
 
-    def b_param(self, children, span):
-        type_ref = children[1] if len(children) > 1 else None
-        return ast.Param(name=self.check_binding(children[0]), type=type_ref)
+    def param(self, name, type_ref):
+        return ast.Param(name=self._binding(name), type=type_ref)
 
-    def b_type(self, children, span):
-        return ast.TypeRef(name=str(children[0]), args=list(children[1:]))
+    def type(self, name, *args):
+        return ast.TypeRef(name=str(name), args=list(args))
 
     # ------------------------------------------------ test rules
 
-    def b_rules(self, rules, span):
+    def rules(self, *rules):
         return _RulesSection(rules)
 
-    def b_rule_let(self, children, span):
-        return ast.RuleLet(name=self.check_binding(children[0]), value=children[1])
+    def rule_let(self, name, value):
+        return ast.RuleLet(name=self._binding(name), value=value)
 
-    def b_rule_assert(self, children, span):
-        return ast.RuleAssert(expr=children[0], source=self.source_of(children[0]))
+    def rule_assert(self, expr):
+        return ast.RuleAssert(expr=expr, source=self._source_of(expr))
 
-    def b_rule_assert_fails(self, children, span):
-        matching = _plain_string(children[1]) if len(children) > 1 else None
-        return ast.RuleAssertFails(expr=children[0], source=self.source_of(children[0]), matching=matching)
+    def rule_assert_fails(self, expr, matching):
+        return ast.RuleAssertFails(expr=expr, source=self._source_of(expr),
+                                   matching=None if matching is None else _plain_string(matching))
 
-    def b_rule_mock(self, children, span):
-        is_error = len(children) == 3
-        return ast.RuleMock(target=children[0], value=children[-1], is_error=is_error)
+    def rule_mock(self, target, error, value):
+        return ast.RuleMock(target=target, value=value, is_error=error is not None)
 
-    def b_mock_target(self, parts, span):
+    def mock_target(self, *parts):
         return ".".join(str(p) for p in parts)
 
-    def b_rule_property(self, children, span):
-        name, var = _plain_string(children[0]), str(children[1])
-        rest = children[2:]
-        var_type = rest.pop(0) if isinstance(rest[0], ast.TypeRef) else None
-        lo, hi, ensures = rest
-        return ast.RuleProperty(name=name, var=var, var_type=var_type, lo=lo, hi=hi,
-                                ensures=ensures, source=self.source_of(ensures))
+    def rule_property(self, name, var, var_type, lo, hi, ensures):
+        return ast.RuleProperty(name=_plain_string(name), var=str(var), var_type=var_type, lo=lo, hi=hi,
+                                ensures=ensures, source=self._source_of(ensures))
 
     # ------------------------------------------------ statements
 
-    def b_block(self, stmts, span):
+    def block(self, *stmts):
         self._refuse_call_on_call(stmts)
         return ast.Block(stmts=list(stmts))
 
-    def _refuse_call_on_call(self, items: list) -> None:
+    def _refuse_call_on_call(self, items) -> None:
         """`f(a)(b)` reads as two statements; the reference refuses it, so do we."""
         for first, second in zip(items, items[1:]):
             if (isinstance(second, ast.ExprStmt) and isinstance(first, ast.Node)
                     and self.clean[second.span.start] == "(" and self.clean[first.span.end - 1] == ")"
                     and "\n" not in self.clean[first.span.end:second.span.start]):
-                self.error(second.span, "a call's result cannot be called directly",
-                           hint="bind it first: `let g = f(a)` then `g(b)`")
+                self._error(second.span, "a call's result cannot be called directly",
+                            hint="bind it first: `let g = f(a)` then `g(b)`")
 
-    def b_let(self, children, span):
-        return ast.Let(name=self.check_binding(children[0]), value=children[1])
+    def let(self, name, value):
+        return ast.Let(name=self._binding(name), value=value)
 
-    def b_assign_op(self, tokens, span):
-        return str(tokens[0])
+    def assign_op(self, op):
+        return str(op)
 
-    def b_assign(self, children, span):
-        target, op, value = children
+    def assign(self, target, op, value):
         if not _is_assignable(target):
-            self.error(target.span, "cannot assign to this expression",
-                       hint="assign to a name, an index `xs[i]` or a field `r.f`")
+            self._error(target.span, "cannot assign to this expression",
+                        hint="assign to a name, an index `xs[i]` or a field `r.f`")
         return ast.Assign(target=target, op=op, value=value)
 
-    def b_loop_bound(self, children, span):
-        return _int_value(str(children[0]))
+    def loop_bound(self, bound):
+        return _int_value(str(bound))
 
-    def b_while(self, children, span):
-        bound = children[0] if len(children) == 3 else None
-        return ast.While(cond=children[-2], body=children[-1], bound=bound)
+    def while_loop(self, bound, cond, body):
+        return ast.While(cond=cond, body=body, bound=bound)
 
-    def b_for(self, children, span):
-        bound = children[0] if len(children) == 4 else None
-        return ast.For(var=self.check_binding(children[-3]), iterable=children[-2], body=children[-1],
-                       bound=bound)
+    def for_loop(self, bound, var, iterable, body):
+        return ast.For(var=self._binding(var), iterable=iterable, body=body, bound=bound)
 
-    def b_break(self, children, span):
+    def break_stmt(self):
         return ast.Break()
 
-    def b_continue(self, children, span):
+    def continue_stmt(self):
         return ast.Continue()
 
-    def b_return(self, children, span):
-        return ast.Return(value=children[0] if children else None)
+    def return_stmt(self, value):
+        return ast.Return(value=value)
 
-    def b_require(self, children, span):
-        detail = children[2] if len(children) > 2 else None
-        return ast.Require(cond=children[0], tag=str(children[1]), detail=detail)
+    def require(self, cond, tag, detail):
+        return ast.Require(cond=cond, tag=str(tag), detail=detail)
 
-    def b_ensure(self, children, span):
-        return ast.Ensure(cond=children[0])
+    def ensure(self, cond):
+        return ast.Ensure(cond=cond)
 
-    def b_emit(self, children, span):
-        args = children[1] if len(children) > 1 else []
-        return ast.Emit(name=str(children[0]), args=args)
+    def emit(self, name, args):
+        return ast.Emit(name=str(name), args=args or [])
 
-    def b_expr_stmt(self, children, span):
-        return ast.ExprStmt(expr=children[0])
+    def expr_stmt(self, expr):
+        return ast.ExprStmt(expr=expr)
 
     # ------------------------------------------------ expressions
 
-    def b_binary(self, children, span):
-        left, op, right = children
+    def binary(self, left, op, right):
         return ast.Binary(op=str(op), left=left, right=right)
 
-    def b_compare_op(self, tokens, span):
-        return str(tokens[0])
+    def compare_op(self, op):
+        return str(op)
 
-    b_add_op = b_compare_op
-    b_mul_op = b_compare_op
+    add_op = compare_op
+    mul_op = compare_op
 
-    def b_pipe(self, children, span):
-        return ast.Pipe(value=children[0], target=children[1])
+    def pipe(self, value, target):
+        return ast.Pipe(value=value, target=target)
 
-    def b_unary(self, children, span):
-        op, operand = str(children[0]), children[1]
+    def unary(self, op, operand):
         if (op == "-" and isinstance(operand, ast.Literal) and isinstance(operand.value, (int, float))
                 and not isinstance(operand.value, bool)
-                and self.clean[children[0].end_pos:operand.span.start].strip() == ""):
+                and self.clean[op.end_pos:operand.span.start].strip() == ""):
             return ast.Literal(value=-operand.value)
-        return ast.Unary(op=op, operand=operand)
+        return ast.Unary(op=str(op), operand=operand)
 
-    def b_field(self, children, span):
-        return ast.Field(obj=children[0], name=str(children[1]))
+    def field(self, obj, name):
+        return ast.Field(obj=obj, name=str(name))
 
-    def b_method(self, children, span):
-        receiver, method = children[0], str(children[1])
-        args = children[2] if len(children) > 2 else []
+    def method(self, receiver, name, args):
+        method, args = str(name), args or []
         if isinstance(receiver, ast.Name) and receiver.id[:1].isupper():
             return ast.Call(func=method, args=args, cell=receiver.id)
         return ast.MethodCall(receiver=receiver, method=method, args=args)
 
-    def b_index(self, children, span):
-        return ast.Index(obj=children[0], index=children[1])
+    def index(self, obj, index):
+        return ast.Index(obj=obj, index=index)
 
-    def b_propagate(self, children, span):
-        return ast.Propagate(expr=children[0])
+    def propagate(self, expr, _question_mark):
+        return ast.Propagate(expr=expr)
 
-    def b_true(self, children, span):
+    def true(self, _word):
         return ast.Literal(value=True)
 
-    def b_false(self, children, span):
+    def false(self, _word):
         return ast.Literal(value=False)
 
-    def b_unit(self, children, span):
+    def unit(self):
         return ast.Literal(value=None)
 
-    def b_paren(self, children, span):
-        return children[0]
+    def paren(self, expr):
+        return expr
 
-    def b_name(self, children, span):
-        return ast.Name(id=self.check_name(children[0]))
+    def name(self, name):
+        return ast.Name(id=self._name(name))
 
-    def b_call(self, children, span):
-        args = children[1] if len(children) > 1 else []
-        return ast.Call(func=self.check_name(children[0]), args=args)
+    def call(self, name, args):
+        return ast.Call(func=self._name(name), args=args or [])
 
-    def b_args(self, args, span):
+    def args(self, *args):
         return list(args)
 
-    def b_list(self, items, span):
+    def list(self, *items):
         return ast.ListLit(items=list(items))
 
-    def b_record(self, children, span):
-        return ast.RecordLit(type_name=str(children[0]), fields=list(children[1:]))
+    def record(self, type_name, *fields):
+        return ast.RecordLit(type_name=str(type_name), fields=list(fields))
 
-    def b_record_field(self, children, span):
-        return (str(children[0]), children[1])
+    def record_field(self, name, value):
+        return (str(name), value)
 
-    def b_lambda(self, children, span):
-        return ast.Lambda(param=self.check_binding(children[0]), body=children[1])
+    def lambda_expr(self, param, body):
+        return ast.Lambda(param=self._binding(param), body=body)
 
-    def b_if_expr(self, children, span):
-        orelse = children[2] if len(children) > 2 else None
-        return ast.If(cond=children[0], then=children[1], orelse=orelse)
+    def if_expr(self, cond, then, orelse):
+        return ast.If(cond=cond, then=then, orelse=orelse)
 
-    def b_match_expr(self, children, span):
-        return ast.Match(subject=children[0], arms=list(children[1:]))
+    def match_expr(self, subject, *arms):
+        return ast.Match(subject=subject, arms=list(arms))
 
-    def b_arm(self, children, span):
-        guard = children[1] if len(children) == 3 else None
-        return ast.MatchArm(pattern=children[0], guard=guard, body=children[-1])
+    def arm(self, pattern, guard, body):
+        return ast.MatchArm(pattern=pattern, guard=guard, body=body)
 
-    def b_try_expr(self, children, span):
-        return ast.Try(body=children[0])
+    def try_expr(self, body):
+        return ast.Try(body=body)
 
-    def b_int_lit(self, children, span):
-        return ast.Literal(value=_int_value(str(children[0])))
+    def int_lit(self, digits):
+        return ast.Literal(value=_int_value(str(digits)))
 
-    def b_float_lit(self, children, span):
-        return ast.Literal(value=float(str(children[0]).replace("_", "")))
+    def float_lit(self, digits):
+        return ast.Literal(value=float(str(digits).replace("_", "")))
 
-    def b_bad_number(self, children, span):
-        self.error(_token_span(children[0]), f"invalid number '{children[0]}'",
-                   hint="a number cannot run into letters; durations take the units "
-                        "ms, s, min, h, d, year(s)")
+    def bad_number(self, text):
+        self._error(_token_span(text), f"invalid number '{text}'",
+                    hint="a number cannot run into letters; durations take the units "
+                         "ms, s, min, h, d, year(s)")
 
-    def b_duration_lit(self, children, span):
-        return ast.Literal(value=_duration_ms(str(children[0])))
+    def duration_lit(self, text):
+        return ast.Literal(value=_duration_ms(str(text)))
 
-    def b_string(self, children, span):
-        return _string_node(children[0], self.origin)
+    def string(self, text):
+        return _string_node(text, self.origin)
 
     # ------------------------------------------------ patterns
 
-    def b_p_or(self, children, span):
-        left, right = children[0], children[-1]
+    def p_or(self, left, _bar, right):
         alternatives = list(left.alternatives) if isinstance(left, ast.POr) else [left]
         alternatives.append(right)
         return ast.POr(alternatives=alternatives)
 
-    def b_p_literal(self, children, span):
-        value = children[0]
+    def p_literal(self, value):
         if isinstance(value, ast.Literal):
             return ast.PLiteral(value=value.value)
         if isinstance(value, ast.InterpString):
-            self.error(value.span, "a string pattern cannot interpolate `{…}`",
-                       hint="match the literal text, or bind the value and test it in a guard: `s if …`")
+            self._error(value.span, "a string pattern cannot interpolate `{…}`",
+                        hint="match the literal text, or bind the value and test it in a guard: `s if …`")
         return value
 
-    def b_p_true(self, children, span):
+    def p_true(self, _word):
         return ast.PLiteral(value=True)
 
-    def b_p_false(self, children, span):
+    def p_false(self, _word):
         return ast.PLiteral(value=False)
 
-    def b_p_unit(self, children, span):
+    def p_unit(self):
         return ast.PLiteral(value=None)
 
-    def b_p_number(self, children, span):
-        number = children[-1]
-        value = -number.value if len(children) == 2 else number.value
-        return ast.PLiteral(value=value)
+    def p_number(self, minus, number):
+        return ast.PLiteral(value=number.value if minus is None else -number.value)
 
-    def b_p_range(self, children, span):
-        return ast.PRange(lo=children[0].value, hi=children[1].value)
+    def p_range(self, lo, hi):
+        return ast.PRange(lo=lo.value, hi=hi.value)
 
-    def b_p_bind(self, children, span):
-        name = self.check_name(children[0])
+    def p_bind(self, name):
+        name = self._name(name)
         return ast.PWildcard() if name == "_" else ast.PBind(name=name)
 
-    def b_p_prefix(self, children, span):
-        return ast.PStringPrefix(prefix=_plain_string(children[0]), rest=self.check_name(children[1]))
+    def p_prefix(self, prefix, rest):
+        return ast.PStringPrefix(prefix=_plain_string(prefix), rest=self._name(rest))
 
-    def b_p_map(self, entries, span):
+    def p_map(self, *entries):
         return ast.PMap(entries=list(entries))
 
-    def b_p_field(self, children, span):
-        return (str(children[0]), children[1] if len(children) > 1 else None)
+    def p_field(self, name, pattern):
+        return (str(name), pattern)
 
-    def b_p_variant_unit(self, children, span):
-        return ast.PVariant(name=str(children[0]))
+    def p_variant_unit(self, name):
+        return ast.PVariant(name=str(name))
 
-    def b_p_variant_struct(self, children, span):
-        return ast.PVariant(name=str(children[0]), fields=list(children[1:]))
+    def p_variant_struct(self, name, *fields):
+        return ast.PVariant(name=str(name), fields=list(fields))
 
-    def b_p_variant_tuple(self, children, span):
-        return ast.PVariant(name=str(children[0]), items=list(children[1:]))
+    def p_variant_tuple(self, name, *items):
+        return ast.PVariant(name=str(name), items=list(items))
 
 
 def _join_spans(first: ast.Span, last: ast.Span) -> ast.Span:
