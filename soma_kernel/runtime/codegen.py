@@ -103,6 +103,7 @@ class HandlerSource:
         self.frame_needed = False  # some closure reads the locals from the frame list `f`
         self.value_temps: list[str] = []   # temporaries that may keep a list alive (see release_line)
         self.release_sites = 0
+        self.namespace: dict = {}  # the generated code's globals (a call site rebinds its name on first call)
 
     # ------------------------------------------------------------ helpers
 
@@ -171,28 +172,29 @@ class HandlerSource:
         body = self.lines[body_lines_start:]
         self.lines = self.lines[:body_lines_start]
         implicit = bool(decl.body.stmts) and isinstance(decl.body.stmts[-1], ast.ExprStmt)
+        names = [f"_a{position}" if self.frame_needed else self.local(index) for position, index in enumerate(indices)]
+        optional_map = bool(params) and params[-1].type is not None and params[-1].type.name == "Map"
+        signature = names[:-1] + [f"{names[-1]}={self.constant(MISSING, 'missing')}"] if optional_map else names
+        self.emit(0, f"def direct({', '.join(signature)}):")
+        self.mock_check(decl, mock_name)
+        if optional_map:
+            self.emit(1, f"if {names[-1]} is {signature[-1].partition('=')[2]}:")
+            self.emit(2, f"{names[-1]} = {{}}")
+        for name, check, param in zip(names, checks, params):
+            self.argument(name, check, param)
         slots = ["None"] * scope.size
-        for position, (index, check, param) in enumerate(zip(indices, checks, params)):
-            slots[index] = self.argument(position, check, param)
-        mocks = self.constant(rt.mocks, "mocks")
-        mocked = self.constant(rt.mocked_handler, "mocked")
-        overflow = self.constant(lambda: SomaError(
-            "stack_overflow", f"recursion too deep in {decl.name} (the call stack is exhausted)",
-            decl.span, catchable=False), "overflow")
-        signal = self.constant(ControlSignal, "signal")
-        self.emit(0, "def invoke(args):")
-        self.emit(1, f"if {mocks}.handlers:")
-        self.emit(2, f"mocked = {mocked}({mock_name!r}, {decl.name!r}, {self.constant(decl.span, 'span')})")
-        self.emit(2, "if mocked is not None:")
-        self.emit(3, "return mocked()")
-        if params and params[-1].type is not None and params[-1].type.name == "Map":
-            self.emit(1, f"if len(args) < {len(params)}:")
-            self.emit(2, "args = [*args, {}]")
+        for name, index in zip(names, indices):
+            slots[index] = name
         if self.frame_needed:
             self.emit(1, f"f = [{', '.join(slots)}]")
         else:
             for index, text in enumerate(slots):
-                self.emit(1, f"{self.local(index)} = {text}")
+                if index not in indices:
+                    self.emit(1, f"{self.local(index)} = None")
+        overflow = self.constant(lambda: SomaError(
+            "stack_overflow", f"recursion too deep in {decl.name} (the call stack is exhausted)",
+            decl.span, catchable=False), "overflow")
+        signal = self.constant(ControlSignal, "signal")
         self.emit(1, "try:")
         self.lines += body
         self.emit(2, f"return {self.local(0)}" if implicit else "return None")
@@ -202,15 +204,28 @@ class HandlerSource:
         self.emit(2, "return control.value")
         self.emit(1, "except RecursionError:")
         self.emit(2, f"raise {overflow}() from None")
+        self.emit(0, "def invoke(args):")
+        self.emit(1, "return direct(*args)")
+        self.emit(0, "invoke.direct = direct")
         if self.release_sites:
             self.lines = [self.release_line(line) if line.lstrip().startswith("#release") else line
                           for line in self.lines]
-        namespace = dict(self.constants)
+        namespace = self.namespace
+        namespace.update(self.constants)
         namespace["_refcount"] = sys.getrefcount
         namespace[CONTAINER_TYPES_NAME] = CONTAINER_TYPES
         code = compile(self.resolved_locals("\n".join(self.lines) + "\n"), f"<soma handler {mock_name}>", "exec")
         exec(code, namespace)
         return namespace["invoke"]
+
+    def mock_check(self, decl: ast.Handler, mock_name: str) -> None:
+        """The handler's first lines: a scripted result (`mock Cell.h …`) is returned instead of running it."""
+        mocks = self.constant(self.closures.rt.mocks, "mocks")
+        mocked = self.constant(self.closures.rt.mocked_handler, "mocked")
+        self.emit(1, f"if {mocks}.handlers:")
+        self.emit(2, f"mocked = {mocked}({mock_name!r}, {decl.name!r}, {self.constant(decl.span, 'span')})")
+        self.emit(2, "if mocked is not None:")
+        self.emit(3, "return mocked()")
 
     def invariant_function(self, expr, scope: Scope, state, indices: dict, mentioned: set) -> Callable:
         """An invariant as a generated `evaluate(slot, value, key, size, status=None) -> value`.
@@ -240,22 +255,24 @@ class HandlerSource:
             lines.append(f"        status = {cell}.machines.status(key)")
             lines.append(f"    f[{indices['status']}] = status")
         lines.append(f"    return {text}")
-        namespace = dict(self.constants)
+        namespace = self.namespace
+        namespace.update(self.constants)
         self.frame_needed = True  # the candidate write arrives in the frame list
         source = self.resolved_locals("\n".join(lines) + "\n")
         exec(compile(source, f"<soma invariant of {state.name}>", "exec"), namespace)
         return namespace["evaluate"]
 
-    def argument(self, position: int, check, param) -> str:
-        """The text storing argument `position` in the frame, checked against its type."""
+    def argument(self, name: str, check, param) -> None:
+        """Check (and convert) the argument in parameter `name` against its declared type."""
         if check is None:
-            return f"args[{position}]"
+            return
         checker = self.constant(locating(param, check), "chk")
         exact = EXACT_PARAM_TYPES.get(param.type.name) if param.type is not None else None
         if exact is None:
-            return f"{checker}(args[{position}])"
-        value = self.temp()
-        return f"({value} if type({value} := args[{position}]) is {exact} else {checker}({value}))"
+            self.emit(1, f"{name} = {checker}({name})")
+        else:
+            self.emit(1, f"if type({name}) is not {exact}:")
+            self.emit(2, f"{name} = {checker}({name})")
 
     # ------------------------------------------------------------ statements
 
@@ -693,19 +710,32 @@ class HandlerSource:
         if node.cell is None and (scope.lookup(node.func) is not None or node.func == "transition"):
             return None
         args = [self.expr(a, scope) for a in node.args]
-        rt, cell, nargs = self.closures.rt, self.closures.cell, len(node.args)
+        nargs = len(node.args)
         if self.closures.invariant_mode:
             return f"{self.call_target_checked(node, nargs)}([{', '.join(args)}])"
-        cache = [None]
+        return f"{self.call_site(node, nargs)}({', '.join(args)})"
 
-        def resolve():
-            cache[0] = rt.resolve_call(node, cell, nargs)
-            return cache[0]
+    def call_site(self, node: ast.Call, nargs: int) -> str:
+        """The name the generated code calls `node`'s target by, with positional arguments.
 
-        # A handler's code is dropped whenever definitions change (Runtime.refresh), so the
-        # target resolved at its first call stays right for as long as this code can run.
-        cached, refresh = self.constant(cache, "cache"), self.constant(resolve, "resolve")
-        return f"({cached}[0] or {refresh}())([{', '.join(args)}])"
+        A handler's code is dropped whenever definitions change (Runtime.refresh), so
+        the target is resolved once, at the first call, which rebinds the name to it:
+        a generated handler's `direct` function, else a wrapper passing the argument list.
+        """
+        rt, cell, namespace = self.closures.rt, self.closures.cell, self.namespace
+        name = f"_call{len(self.constants)}"
+
+        def first_call(*values):
+            target = rt.resolve_call(node, cell, nargs)
+            direct = getattr(target, "direct", None)
+            if direct is None:
+                def direct(*values, target=target):
+                    return target(list(values))
+            namespace[name] = direct
+            return direct(*values)
+
+        self.constants[name] = first_call
+        return name
 
     def call_target_checked(self, node: ast.Call, nargs: int) -> str:
         """A call target re-resolved when definitions change (invariants outlive a refresh)."""

@@ -369,15 +369,20 @@ class Runtime:
         if check is identity:
             return invoke
         label, promise, span = f"{state.name}.{decl.name}()", declared.render(), decl.span
+        direct = invoke.direct
 
-        def checked(args):
-            value = invoke(args)
+        def checked_direct(*args):
+            value = direct(*args)
             try:
                 return check(value)
             except SomaError as err:
                 raise SomaError("type", f"{label} returned {type_of(value)} ({err.detail}), but its face "
                                 f"declares -> {promise}", span) from None
 
+        def checked(args):
+            return checked_direct(*args)
+
+        checked.direct = checked_direct
         return checked
 
     def mocked_handler(self, qualified: str, bare: str, span: ast.Span = ast.NO_SPAN):
@@ -628,17 +633,21 @@ def builtin_target(name: str, nargs: int, node):
         return locating(node, lambda values: call_builtin(name, values))
     function = entry.fn
 
-    def run(values):
+    def direct(*values):
         try:
             return function(*values)
         except SomaError as err:
             raise err.located(node)
         except (TypeError, ValueError, AttributeError, KeyError, IndexError):
-            raise argument_error(name, values).located(node) from None
+            raise argument_error(name, list(values)).located(node) from None
         except OverflowError:
             raise SomaError("range", f"{name}(): number out of range", node.span) from None
 
+    def run(values):
+        return direct(*values)
+
     run.builtin = function  # lets codegen recognise a builtin it can specialise (runtime.inplace)
+    run.direct = direct  # what generated code calls, with the arguments in place
     return run
 
 
