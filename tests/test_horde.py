@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from soma_kernel.core.diagnostics import SomaError
+from soma_kernel.runtime.horde import HordeBudget
 from soma_kernel.runtime.interpreter import Runtime
 from soma_kernel.syntax.parser import parse
 
@@ -195,16 +196,106 @@ def test_bad_options_are_refused_with_a_clear_message(rt, opts, message):
     assert rt.hordes.by_id == {}
 
 
-def test_budget_refusal_exhausts_the_horde(rt):
-    rt.mocks.think.extend([("reply", "x" * 40), ("reply", "y")])
-    source = 'on tight(xs: List) { return horde(Worker.ask, xs, map("budget_tokens", 8, "on_error", "_oops")) }'
-    rt.define(parse("cell Boss2 { memory { errors: List<String> } "
-                    + source + ' on _oops(x: Any, e: Map) { errors.push(e.kind) } }', origin="b.cell").items)
-    hid = rt.call("tight", [[1, 2, 3]])
-    status = rt.call("status", [hid])
-    assert status["state"] == "exhausted"
-    assert (status["done"], status["failed"], status["cancelled"]) == (1, 1, 1)
-    assert rt.cells["Boss2"].slot("errors").data == ["budget"]
+BUDGETED = """cell Boss2 {
+    memory { errors: List<String>  judged: List<String> }
+    on tight(xs: List, limit: Int) {
+        return horde(Worker2.ask_short, xs, map("budget_tokens", limit, "on_error", "_oops"))
+    }
+    on judged_by(xs: List, limit: Int) {
+        return horde(Worker2.ask_short, xs, map("budget_tokens", limit, "on_result", "_judge"))
+    }
+    on nested(limit: Int, own: Int) {
+        return horde(Worker2.spawn, [own], map("budget_tokens", limit))
+    }
+    on _oops(x: Any, e: Map) { errors.push(e.kind) }
+    on _judge(v: String) { judged.push(think("judge {v}", map("max_tokens", 10))) }
+    on status(h: String) { return horde_status(h) }
+}
+cell agent Worker2 {
+    memory { spawned: Map<String, String> }
+    on ask_short(x: Int) { return think("about {x}", map("max_tokens", 10)) }
+    on spawn(own: Int) {
+        let opts = if own > 0 { map("budget_tokens", own) } else { map() }
+        spawned.set("h", horde(Worker2.ask_short, [1, 2, 3], opts))
+        return 0
+    }
+    on child() { return spawned.get("h") }
+}
+"""
+
+
+@pytest.fixture
+def budgeted(rt):
+    rt.define(parse(BUDGETED, origin="b.cell").items)
+    return rt
+
+
+def test_a_request_reserves_its_bound_and_a_refusal_stops_the_horde(budgeted):
+    # "about 1" reserves 7 bytes + 8·1 message + 16 + max_tokens 10 = 41 and spends
+    # ceil(7/4) + 10 = 12; the second task needs 41 more: 12 + 41 > 50
+    budgeted.mocks.think.extend([("reply", "x" * 40), ("reply", "y")])
+    hid = budgeted.call("tight", [[1, 2, 3], 50])
+    status = budgeted.call("status", [hid], cell="Boss2")
+    assert status == {"state": "exhausted", "total": 3, "queued": 0, "running": 0, "done": 1, "failed": 0,
+                      "cancelled": 2, "tokens": 12, "budget_tokens": 50}
+    assert budgeted.cells["Boss2"].slot("errors").data == []      # a stopped task is no failure
+    assert list(budgeted.mocks.think) == [("reply", "y")]          # the refused request never ran
+
+
+def test_the_budget_fits_every_request_it_can_pay_for(budgeted):
+    budgeted.mocks.think.extend([("reply", "x" * 40)] * 3)
+    status = budgeted.call("status", [budgeted.call("tight", [[1, 2, 3], 41 * 3])], cell="Boss2")
+    assert (status["state"], status["done"], status["tokens"]) == ("done", 3, 36)
+
+
+def test_a_budget_refusal_message_names_the_ceiling_and_what_is_held():
+    budget = HordeBudget(100)
+    budget.reserve(60)
+    with pytest.raises(SomaError) as refused:
+        budget.reserve(50)
+    assert refused.value.kind == "budget"
+    assert refused.value.detail == ("token budget exhausted: horde budget_tokens 100 — 0 spent, "
+                                    "60 reserved by calls in flight, this call needs up to 50")
+    budget.settle(60, 7)
+    assert (budget.spent, budget.reserved, budget.is_exhausted()) == (7, 0, True)
+
+
+def test_callbacks_think_under_the_horde_budget(budgeted):
+    budgeted.mocks.think.extend([("reply", "a"), ("reply", "ok"), ("reply", "b"), ("reply", "fine")])
+    status = budgeted.call("status", [budgeted.call("judged_by", [[1, 2], 1000])], cell="Boss2")
+    # each task spends ceil(7/4) + 1 = 3, each judgement ceil(7/4) + 1 = 3: the budget counts all four
+    assert (status["state"], status["done"], status["tokens"]) == ("done", 2, 12)
+    assert budgeted.cells["Boss2"].slot("judged").data == ["ok", "fine"]
+    budgeted.mocks.think.extend([("reply", "x" * 40), ("reply", "late")])
+    status = budgeted.call("status", [budgeted.call("judged_by", [[1, 2], 60])], cell="Boss2")
+    # the task fits (41), its judgement (80) does not: the horde stops there
+    assert (status["state"], status["done"], status["cancelled"]) == ("exhausted", 1, 1)
+
+
+def test_a_horde_started_by_a_task_spends_from_its_parents_budget(budgeted):
+    budgeted.mocks.think.extend([("reply", "x" * 40)] * 3)
+    parent = budgeted.call("nested", [50, 0])
+    child = budgeted.call("child", [])
+    status = budgeted.call("status", [child], cell="Boss2")
+    assert (status["state"], status["done"], status["cancelled"], status["tokens"]) == ("exhausted", 1, 2, 12)
+    assert "budget_tokens" not in status
+    assert budgeted.call("status", [parent], cell="Boss2")["done"] == 1
+
+
+def test_a_nested_horde_with_its_own_budget_still_stops_at_its_parents(budgeted):
+    budgeted.mocks.think.extend([("reply", "x" * 40)] * 3)
+    budgeted.call("nested", [50, 10000])
+    status = budgeted.call("status", [budgeted.call("child", [])], cell="Boss2")
+    assert (status["state"], status["done"], status["cancelled"], status["budget_tokens"]) == ("exhausted", 1, 2, 10000)
+
+
+def test_tasks_start_with_fresh_tokens_and_leave_the_callers_count_alone(rt):
+    rt.mocks.think.extend([("reply", "one"), ("reply", "two")])
+    rt.agent.set_budget(5)
+    hid = rt.call("thinkers", [[1, 2]])
+    assert rt.call("status", [hid])["done"] == 2      # a 5-token budget of the caller does not bind the tasks
+    assert (rt.agent.budget, rt.agent.used) == (5, 0)
+    assert rt.call("status", [hid])["tokens"] == 2 * (2 + 1)
 
 
 def test_vote_tallies_by_printed_value(rt):

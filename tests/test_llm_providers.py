@@ -283,6 +283,41 @@ def test_the_budget_holds_across_rounds(server):
     assert (err.kind, err.detail) == ("budget", "token budget exhausted: 38/30")
 
 
+HORDE = """
+cell Crowd {
+    memory { said: List<String> }
+    on round(people: List) { return horde(Person.speak, people, map("instance", "id", "on_result", "_said")) }
+    on budgeted(people: List, limit: Int) {
+        return horde(Person.speak, people, map("budget_tokens", limit, "on_result", "_said"))
+    }
+    on _said(v: String) { said.push(v) }
+    on status(h: String) { return horde_status(h) }
+}
+cell agent Person {
+    on speak(p: Map) { return think("{p.id} speaks", map("max_tokens", 20)) }
+}
+"""
+
+
+def test_an_instance_keeps_its_conversation_from_horde_to_horde(server):
+    server.text("a1").text("b1").text("a2")
+    rt = runtime_for(server, "openai", source=HORDE)
+    rt.call("round", [[{"id": "a"}, {"id": "b"}]])
+    rt.call("round", [[{"id": "a"}]])
+    contents = [[m["content"] for m in request["body"]["messages"][1:]] for request in server.requests]
+    assert contents == [["a speaks"], ["b speaks"], ["a speaks", "a1", "a speaks"]]
+
+
+def test_a_real_request_reserves_on_the_horde_budget(server):
+    server.text("hi", output_tokens=3)
+    rt = runtime_for(server, "openai", source=HORDE)
+    status = rt.call("status", [rt.call("budgeted", [[{"id": "a"}, {"id": "b"}], 210])])
+    # each request reserves its JSON's bytes (system, messages, tools) + 8·2 messages + 16 + 20 = 199;
+    # the first spends 23, and 23 + 199 no longer fits in 210
+    assert (status["state"], status["done"], status["cancelled"]) == ("exhausted", 1, 1)
+    assert len(server.requests) == 1
+
+
 # ---------------------------------------------------------------- failures and retries
 
 

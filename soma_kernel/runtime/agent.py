@@ -72,6 +72,12 @@ def tokens_of(chars: int) -> int:
     return math.ceil(chars / 4)
 
 
+def request_bound(request_bytes: int, messages: int, max_tokens: int) -> int:
+    """An upper bound of one model request's tokens (providers.md §6): a token is
+    at least one byte, a few more per message for the chat format, plus the reply's cap."""
+    return request_bytes + 8 * messages + 16 + max_tokens
+
+
 class Agent:
     """Per-runtime agent state: mocks, the budget, the trace, the echo note."""
 
@@ -89,6 +95,7 @@ class Agent:
         self.host = None            # the Runtime (tools, journal, cell declarations)
         self.project = None         # the soma.toml (ProjectConfig) for [agent] / [models.NAME]
         self.tool_ceiling: Optional[int] = None  # what a running tool's set_budget may not exceed
+        self.horde_budget = None    # the running horde's budget_tokens (runtime.horde.HordeBudget), if any
         self._models = None         # runtime.llm.rounds.ModelClient, made on the first real call
 
     # ------------------------------------------------------------ budget
@@ -114,6 +121,20 @@ class Agent:
         self.budget = None
         self.used = 0
 
+    def reserve(self, request_bytes: int, messages: int, max_tokens: int) -> Optional[int]:
+        """Reserve a request's upper bound on the running horde's budget_tokens
+        (refused with kind `budget`); the reserved amount, or None outside a horde budget."""
+        if self.horde_budget is None:
+            return None
+        want = request_bound(request_bytes, messages, max_tokens)
+        self.horde_budget.reserve(want)
+        return want
+
+    def settle(self, reserved: Optional[int], spent: int) -> None:
+        """A request is over: give its reservation back and count what it spent."""
+        if reserved is not None and self.horde_budget is not None:
+            self.horde_budget.settle(reserved, spent)
+
     # ------------------------------------------------------------ statement atomicity
 
     def checkpoint(self) -> tuple:
@@ -134,23 +155,34 @@ class Agent:
         prompt, system, options = split_think_args(args)
         max_tokens = think_max_tokens(options)
         self.check_budget(prompt, system)
+        if not self.mocks.think:
+            cell_options = self.cell_options(cell_name)
+            mode = os.environ.get("SOMA_LLM_MOCK") or self.toml_mock(cell_options)
+            settings = None if mode else self.reachable_model(cell_options)
+            if settings is not None:  # each request reserves on a horde budget (llm.rounds)
+                return self.model_think(prompt, system, options, max_tokens, cell_name, settings, json_mode)
+        request_bytes = len(prompt.encode()) + len((system or "").encode())
+        reserved = self.reserve(request_bytes, 2 if system else 1, max_tokens)
+        before = self.used
+        try:
+            reply = self.mocked_reply(prompt, max_tokens, cell_name)
+            self.charge(prompt, system, reply, max_tokens)
+        finally:
+            self.settle(reserved, self.used - before)
+        self.trace.append(("Think", {"prompt": prompt, "reply": reply}))
+        return reply
+
+    def mocked_reply(self, prompt: str, max_tokens: int, cell_name: Optional[str]) -> str:
+        """The next scripted reply (a scripted error raises), else the mock mode's."""
         scripted = self.mocks.think.popleft() if self.mocks.think else None
         if scripted is not None and scripted[0] == "error":
             kind = scripted[1].split(": ", 1)[0] if ": " in scripted[1] else "llm"
             raise SomaError(kind, scripted[1],
                             text=f"think() failed: {scripted[1]} (scripted by `mock think error`)")
         if scripted is not None:
-            reply = capped(scripted[1], max_tokens, "the scripted reply")
-        else:
-            cell_options = self.cell_options(cell_name)
-            mode = os.environ.get("SOMA_LLM_MOCK") or self.toml_mock(cell_options)
-            settings = None if mode else self.reachable_model(cell_options)
-            if settings is not None:
-                return self.model_think(prompt, system, options, max_tokens, cell_name, settings, json_mode)
-            reply = self.unscripted_reply(prompt, max_tokens, cell_name, mode)
-        self.charge(prompt, system, reply, max_tokens)
-        self.trace.append(("Think", {"prompt": prompt, "reply": reply}))
-        return reply
+            return capped(scripted[1], max_tokens, "the scripted reply")
+        mode = os.environ.get("SOMA_LLM_MOCK") or self.toml_mock(self.cell_options(cell_name))
+        return self.unscripted_reply(prompt, max_tokens, cell_name, mode)
 
     def unscripted_reply(self, prompt: str, max_tokens: int, cell_name: Optional[str], mode: Optional[str]) -> str:
         """The reply of the mock mode `mode` (echo, announced once, when none is set and no model is reachable)."""
@@ -290,6 +322,17 @@ class Agent:
         """Forget every cell's conversation (a full reset)."""
         if self._models is not None:
             self._models.conversations.clear()
+
+    def conversation(self, cell_name: Optional[str]) -> Optional[list]:
+        """The cell's conversation with a real model (None when it has none)."""
+        return self._models.conversations.get(cell_name) if self._models is not None else None
+
+    def set_conversation(self, cell_name: Optional[str], messages: Optional[list]) -> None:
+        """Make `messages` the cell's conversation (None: it has none)."""
+        if messages is None:
+            self.clear_context(cell_name)
+        else:
+            self.models.conversations[cell_name] = messages
 
     # ------------------------------------------------------------ approve
 

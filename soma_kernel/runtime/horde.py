@@ -7,6 +7,16 @@ none of its writes behind) with a fresh budget, conversation and trace,
 retried at once up to `max_attempts`. Callbacks are handlers of the calling
 cell, each run as its own invocation; `on_done` may start the next horde
 (rounds), which runs next. `vote()` runs inside the calling handler.
+
+`budget_tokens` is a hard ceiling for the whole horde (providers.md §6): every
+model request of a task or of a callback first reserves an upper bound of its
+cost (agent.request_bound: request bytes + 8·messages + 16 + max_tokens) and
+settles the real count after; a request that does not fit is refused (kind
+`budget`), the task is stopped (counted cancelled, no on_error) and no other
+task starts: the horde ends `exhausted`. A horde started by a task or a callback
+reserves on its parent's budget too. With `instance`, the input field names an
+agent instance whose remember()/recall() memory and model conversation carry
+over from task to task and horde to horde.
 """
 
 from __future__ import annotations
@@ -22,6 +32,45 @@ from .values import display
 HORDE_OPTIONS = ("concurrency", "max_attempts", "budget_tokens", "snapshot", "seed", "instance",
                  "on_result", "apply", "on_done", "on_error")
 MAX_VOTERS = 25
+
+
+class HordeBudget:
+    """A horde's `budget_tokens`: spent + reserved never passes the limit, here
+    nor on the parent's budget it is chained to."""
+
+    def __init__(self, limit: int, parent: Optional["HordeBudget"] = None):
+        self.limit = limit
+        self.parent = parent
+        self.spent = 0
+        self.reserved = 0
+        self.exhausted = False
+
+    def is_exhausted(self) -> bool:
+        """True once a request was refused here or on a parent."""
+        return self.exhausted or (self.parent is not None and self.parent.is_exhausted())
+
+    def reserve(self, want: int) -> None:
+        """Hold `want` tokens for one request, or refuse it (kind `budget`) and stop the horde."""
+        if self.exhausted or self.spent + self.reserved + want > self.limit:
+            self.exhausted = True
+            raise SomaError("budget", f"token budget exhausted: horde budget_tokens {self.limit} — "
+                            f"{self.spent} spent, {self.reserved} reserved by calls in flight, "
+                            f"this call needs up to {want}")
+        self.reserved += want
+        if self.parent is not None:
+            try:
+                self.parent.reserve(want)
+            except SomaError:
+                self.reserved -= want
+                self.exhausted = True
+                raise
+
+    def settle(self, reserved: int, spent: int) -> None:
+        """A request is over: `reserved` back, `spent` counted (here and on the parent)."""
+        self.reserved -= reserved
+        self.spent += spent
+        if self.parent is not None:
+            self.parent.settle(reserved, spent)
 
 
 @dataclass
@@ -40,13 +89,17 @@ class Horde:
     running: int = 0
     tokens: int = 0
     results: list = field(default_factory=list)
+    budget: Optional[HordeBudget] = None  # its own budget_tokens, else its parent's, else none
 
     def status(self) -> dict:
-        """The horde_status() Map."""
+        """The horde_status() Map (`tokens`: the budget's count, callbacks included, when there is one)."""
         ended = self.done + self.failed + self.cancelled
-        return {"state": self.state, "total": len(self.inputs), "queued": len(self.inputs) - ended - self.running,
-                "running": self.running, "done": self.done, "failed": self.failed, "cancelled": self.cancelled,
-                "tokens": self.tokens}
+        status = {"state": self.state, "total": len(self.inputs), "queued": len(self.inputs) - ended - self.running,
+                  "running": self.running, "done": self.done, "failed": self.failed, "cancelled": self.cancelled,
+                  "tokens": self.budget.spent if self.budget is not None else self.tokens}
+        if self.options["budget_tokens"] is not None:
+            status["budget_tokens"] = self.options["budget_tokens"]
+        return status
 
 
 def handler_reference(value, what: str) -> tuple[str, str]:
@@ -101,6 +154,9 @@ class Hordes:
         self.count += 1
         owner = cell.name if cell is not None else target[0]
         horde = Horde(f"{owner}:h{self.count}", cell.name if cell is not None else None, target, list(inputs), options)
+        parent = self.rt.agent.horde_budget
+        limit = options["budget_tokens"]
+        horde.budget = HordeBudget(limit, parent) if limit is not None else parent
         self.by_id[horde.id] = horde
         self.pending.append(horde)
         self.rt.journal.record(lambda: self.forget(horde))
@@ -178,22 +234,33 @@ class Hordes:
             self.draining = False
 
     def run(self, horde: Horde) -> None:
-        """All tasks of one horde, then apply / on_done."""
+        """All tasks of one horde, then apply / on_done, under the horde's budget."""
         horde.state = "running"
-        function = self.target_function(horde.target, 2 if "snapshot" in horde.options else 1, "horde()")
-        for index, item in enumerate(horde.inputs):
-            if horde.state == "exhausted":
-                horde.cancelled += 1
-                continue
-            self.run_task(horde, function, index, item)
-        if horde.state == "running":
-            horde.state = "done"
-        for result in horde.results:
-            self.callback(horde, "apply", [result])
-        self.callback(horde, "on_done", [horde.id])
+        agent = self.rt.agent
+        saved = (agent.horde_budget, agent.budget, agent.used)
+        agent.horde_budget = horde.budget
+        try:
+            function = self.target_function(horde.target, 2 if "snapshot" in horde.options else 1, "horde()")
+            for index, item in enumerate(horde.inputs):
+                if self.out_of_budget(horde):
+                    horde.cancelled += 1
+                    continue
+                self.run_task(horde, function, index, item)
+            horde.state = "exhausted" if self.out_of_budget(horde) else "done"
+            for result in horde.results:
+                self.callback(horde, "apply", [result])
+            self.callback(horde, "on_done", [horde.id])
+        finally:
+            agent.horde_budget, agent.budget, agent.used = saved
+
+    @staticmethod
+    def out_of_budget(horde: Horde) -> bool:
+        """True once the horde's budget (or a parent's) refused a request."""
+        return horde.budget is not None and horde.budget.is_exhausted()
 
     def run_task(self, horde: Horde, function, index: int, item) -> None:
-        """One task, its retries, and its on_result / on_error."""
+        """One task, its retries, and its on_result / on_error; a task the budget
+        stopped is counted cancelled, without on_error."""
         horde.running = 1
         error: Optional[SomaError] = None
         for _attempt in range(horde.options["max_attempts"]):
@@ -201,7 +268,7 @@ class Hordes:
                 value = self.attempt(horde, function, index, item)
             except SomaError as err:
                 error = err
-                if err.kind == "budget" and horde.options["budget_tokens"] is not None:
+                if self.out_of_budget(horde):
                     break
                 continue
             horde.running = 0
@@ -211,46 +278,50 @@ class Hordes:
             self.callback(horde, "on_result", [value])
             return
         horde.running = 0
+        if error.kind == "budget" and self.out_of_budget(horde):
+            horde.cancelled += 1
+            return
         horde.failed += 1
-        if error.kind == "budget" and horde.options["budget_tokens"] is not None:
-            horde.state = "exhausted"
         self.callback(horde, "on_error", [item, {"error": str(error), "kind": error.kind, "detail": error.detail}])
 
     def attempt(self, horde: Horde, function, index: int, item):
-        """One attempt of a task as its own invocation, its tokens added to the horde's."""
+        """One attempt of a task as its own invocation, with fresh tokens, budget,
+        trace and conversation (an instance's own memory and conversation); its
+        tokens are added to the horde's, the caller's count is left as it was."""
         rt, options = self.rt, horde.options
         agent = rt.agent
+        cell_name = horde.target[0]
         args = [item, options["snapshot"]] if "snapshot" in options else [item]
-        state = rt.cells[horde.target[0]]
-        saved_trace, saved_memory, saved_watch = agent.trace, state.memory, state.on_remember
+        state = rt.cells[cell_name]
+        saved = (agent.trace, agent.budget, agent.used, agent.conversation(cell_name), state.memory, state.on_remember)
         saved_random = _random.getstate() if options["seed"] is not None else None
-
-        def task():
-            if options["budget_tokens"] is not None:
-                agent.budget = max(options["budget_tokens"] - horde.tokens, 0)
-            return function(args)
-
-        agent.trace = []
-        agent.clear_context(horde.target[0])
+        instance = self.instance_of(horde, item) if "instance" in options else None
+        agent.trace, agent.budget, agent.used = [], None, 0
+        agent.set_conversation(cell_name, list(instance["conversation"]) if instance is not None else None)
+        if instance is not None:
+            state.memory, state.on_remember = instance["memory"], None
         if saved_random is not None:
             _random.seed(f"{options['seed']}:{index}")
         try:
-            if "instance" in options:
-                state.memory = self.instance_memory(horde, item)
-                state.on_remember = None
-            return rt.invoke(task)
+            value = rt.invoke(function, args)
+            if instance is not None:
+                instance["conversation"] = list(agent.conversation(cell_name) or [])
+            return value
         finally:
             horde.tokens += agent.used
-            agent.trace, state.memory, state.on_remember = saved_trace, saved_memory, saved_watch
+            agent.trace, agent.budget, agent.used = saved[0], saved[1], saved[2]
+            agent.set_conversation(cell_name, saved[3])
+            state.memory, state.on_remember = saved[4], saved[5]
             if saved_random is not None:
                 _random.setstate(saved_random)
 
-    def instance_memory(self, horde: Horde, item) -> dict:
-        """The agent memory of the instance named by the input's `instance` field (kept across hordes)."""
+    def instance_of(self, horde: Horde, item) -> dict:
+        """The agent instance named by the input's `instance` field: its memory and
+        its conversation, kept across tasks and hordes."""
         key = horde.options["instance"]
         if not isinstance(item, dict) or key not in item:
             raise SomaError("type", f"horde(): option instance '{key}' names no field of the input {display(item)}")
-        return self.instances.setdefault((horde.target[0], display(item[key])), {})
+        return self.instances.setdefault((horde.target[0], display(item[key])), {"memory": {}, "conversation": []})
 
     def callback(self, horde: Horde, option: str, args: list) -> None:
         """Run a callback handler of the calling cell as its own invocation; a failure is noted, not raised."""

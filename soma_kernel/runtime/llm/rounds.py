@@ -90,8 +90,14 @@ class ModelClient:
             request = {"provider": provider.wire, "model": call.settings.model, "system": call.system,
                        "messages": json.loads(json.dumps(conversation)), "tools": tools,
                        "max_tokens": call.max_tokens, "json": call.json_mode}
-            reply = self.exchange(request, call, provider)
-            self._charge(agent, call, reply, iteration)
+            sent = json.dumps({"system": call.system, "messages": request["messages"], "tools": tools})
+            reserved = agent.reserve(len(sent.encode()), len(request["messages"]) + 1, call.max_tokens)
+            before = agent.used
+            try:
+                reply = self.exchange(request, call, provider)
+                self._charge(agent, call, reply, iteration)
+            finally:
+                agent.settle(reserved, agent.used - before)
             if reply.calls:
                 if not call.tools:
                     break
