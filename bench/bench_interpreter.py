@@ -12,8 +12,8 @@ function in the same run, so machine load mostly cancels in the ratio:
   appends; the Soma list must not be copied on every round);
 - a map built from a 20 000-element list, and 10 000 top-level handler calls.
 
-Prints each best-of time (the two sides timed in turn, so a change of load
-weighs on both) and the ratio Soma / Python (lower is better; the goal is
+Prints each best-of CPU time (the two sides timed in turn, so a change of
+load weighs on both) and the ratio Soma / Python (lower is better; the goal is
 <= 3). A benchmark does not assert: it prints.
 
     python bench/bench_interpreter.py
@@ -152,10 +152,11 @@ class PySlot:
 
 
 def timed(function) -> float:
-    """One wall-clock timing of `function()`, in seconds."""
-    start = time.perf_counter()
+    """The CPU time of one run of `function()`, in seconds (the process's own time: the other
+    programs sharing the machine's cores count much less than in wall-clock time)."""
+    start = time.process_time()
     function()
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def best_pair(soma, python, repeat: int = 7) -> tuple[float, float]:

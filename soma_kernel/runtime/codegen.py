@@ -236,28 +236,28 @@ class HandlerSource:
         """
         text = self.expr(expr, scope)
         cell = self.constant(state, "cell")
-        positions = self.constant(indices, "positions")
-        lines = ["def evaluate(slot_name, value, key, size, status=None):",
-                 f"    f = [None] * {scope.size}",
-                 f"    f[{positions}[slot_name]] = value",
-                 f"    f[{indices['value']}] = value",
-                 f"    f[{indices['key']}] = key",
-                 f"    f[{indices['size']}] = size",
-                 f"    f[{indices['__writing__']}] = slot_name"]
+        lines = ["def evaluate(slot_name, value, key, size, status=None):"]
         others = [name for name in state.slot_decls if name in mentioned]
+        if self.frame_needed:  # a closure reads the names from the frame list
+            positions = self.constant(indices, "positions")
+            lines += [f"    f = [None] * {scope.size}", f"    f[{positions}[slot_name]] = value"]
+        for name in others if not self.frame_needed else []:
+            lines += [f"    if slot_name == {name!r}:", f"        {self.local(indices[name])} = value",
+                      "    else:", f"        {self.local(indices[name])} = None"]
+        lines += [f"    {self.local(indices['value'])} = value", f"    {self.local(indices['key'])} = key",
+                  f"    {self.local(indices['size'])} = size", f"    {self.local(indices['__writing__'])} = slot_name"]
         if others:
             lines.append("    if key is not None:")
             for name in others:
                 lines.append(f"        if slot_name != {name!r}:")
-                lines.append(f"            f[{indices[name]}] = {cell}.slots[{name!r}].read_key(key)")
+                lines.append(f"            {self.local(indices[name])} = {cell}.slots[{name!r}].read_key(key)")
         if "status" in mentioned:
             lines.append(f"    if status is None and {cell}.machines is not None and key is not None:")
             lines.append(f"        status = {cell}.machines.status(key)")
-            lines.append(f"    f[{indices['status']}] = status")
+            lines.append(f"    {self.local(indices['status'])} = status")
         lines.append(f"    return {text}")
         namespace = self.namespace
         namespace.update(self.constants)
-        self.frame_needed = True  # the candidate write arrives in the frame list
         source = self.resolved_locals("\n".join(lines) + "\n")
         exec(compile(source, f"<soma invariant of {state.name}>", "exec"), namespace)
         return namespace["evaluate"]
@@ -350,9 +350,7 @@ class HandlerSource:
         typed = f" and type({value}) is {exact}" if exact is not None else ""
         self.emit(depth, f"if type({key}) is str{typed}:")
         self.emit(depth + 1, f"{old} = ({data} := {name}.data).get({key}, {missing})")
-        accepted = (f"{name}.accepted({key}, {value}, len({data}) + ({old} is {missing}))"
-                    if slot.invariants else "True")
-        self.emit(depth + 1, f"{ok} = {accepted}")
+        self.invariants_accept(slot, ok, key, value, f"len({data}) + ({old} is {missing})", depth + 1)
         self.emit(depth, "else:")
         self.emit(depth + 1, f"{ok} = False")
         self.emit(depth, f"if {ok}:")
@@ -367,6 +365,24 @@ class HandlerSource:
         self.emit(depth, "else:")
         self.emit(depth + 1, f"{self.local(0)} = {name}.write({key}, {value}, {where})")
         return True
+
+    def invariants_accept(self, slot, ok: str, key: str, value: str, size: str, depth: int) -> None:
+        """`ok = True` when every invariant of `slot` holds on the candidate Map write (the quick yes
+        of Slot.accepted, each invariant's generated function called directly); False otherwise."""
+        if not slot.invariants:
+            self.emit(depth, f"{ok} = True")
+            return
+        if self.blocks + 1 > MAX_PYTHON_BLOCKS:
+            self.emit(depth, f"{ok} = {self.constant(slot, 'slot')}.accepted({key}, {value}, {size})")
+            return
+        size_name = self.temp()
+        self.emit(depth, f"{size_name} = {size}")
+        tests = " and ".join(f"{self.constant(invariant.evaluate, 'inv')}({slot.name!r}, {value}, {key}, "
+                             f"{size_name}) is True" for invariant in slot.invariants)
+        self.emit(depth, "try:")
+        self.emit(depth + 1, f"{ok} = {tests}")
+        self.emit(depth, f"except {self.constant(SomaError, 'error')}:")
+        self.emit(depth + 1, f"{ok} = False")
 
     def fallback_stmt(self, node, scope: Scope, depth: int) -> None:
         """Run a statement compiled to a closure, honouring the control it returns."""
@@ -415,23 +431,45 @@ class HandlerSource:
         return False
 
     def push_in_place(self, node: ast.Assign, call: ast.Call, index: int, scope: Scope, depth: int) -> None:
-        """`x = push(x, a…)`: append to x's list when nobody else holds it and push is the builtin."""
-        rt, cell, nargs = self.closures.rt, self.closures.cell, len(call.args)
-        cache = [None, False]
+        """`x = push(x, a…)`: append to x's list when nobody else holds it and push is the builtin.
+
+        Whether `push` is the builtin is resolved at the first run (a flag in the generated
+        code's globals); the arguments are read after the ownership test when that cannot
+        change what they are (see unaliased_argument), else first, into temporaries.
+        """
+        rt, cell, nargs, namespace = self.closures.rt, self.closures.cell, len(call.args), self.namespace
+        flag = f"_ispush{len(self.constants)}"
 
         def resolve():
-            cache[0] = rt.resolve_call(call, cell, nargs)
-            cache[1] = is_push_target(cache[0])
-            return cache[1]
+            namespace[flag] = is_push_target(rt.resolve_call(call, cell, nargs))
+            return namespace[flag]
 
-        cached, refresh = self.constant(cache, "cache"), self.constant(resolve, "resolve")
-        items = self.arguments_in_temps(call.args[1:], scope, depth)
-        self.release_marker(depth, items)
-        is_push = f"({cached}[1] if {cached}[0] is not None else {refresh}())"
+        self.constants[flag] = None
+        refresh = self.constant(resolve, "resolve")
+        items = [self.unaliased_argument(arg, node.target.id, scope) for arg in call.args[1:]]
+        if None in items:
+            items = self.arguments_in_temps(call.args[1:], scope, depth)
+        self.release_marker(depth, [item for item in items if item in self.value_temps])
+        is_push = f"({flag} or ({flag} is None and {refresh}()))"
         self.emit(depth, f"if {is_push} and {generated_owned_test(self.local(index), UNSHARED_MARK)}:")
         self.emit_extend(depth + 1, items)
         self.emit(depth, "else:")
-        self.emit(depth + 1, f"{self.local(index)} = {cached}[0]([{self.local(index)}, {', '.join(items)}])")
+        target = self.local(index)
+        self.emit(depth + 1, f"{target} = {self.call_site(call, nargs)}({target}, {', '.join(items)})")
+
+    def unaliased_argument(self, arg, target: str, scope: Scope):
+        """The text of a pushed argument that may be read after the ownership test (None: it may not).
+
+        A scalar literal, an Int expression over Int locals, or another local: none of them can be
+        the target's list (another local holding that list would count as a second holder).
+        """
+        if isinstance(arg, ast.Literal) and (arg.value is None or type(arg.value) in (bool, int, str)):
+            return self.expr(arg, scope)
+        if isinstance(arg, ast.Name) and arg.id != target and scope.lookup(arg.id) is not None:
+            return self.expr(arg, scope)
+        if is_int_expr(arg, self.ints):
+            return self.expr(arg, scope)
+        return None
 
     def concat_in_place(self, node: ast.Assign, items: ast.ListLit, index: int, scope: Scope, depth: int) -> None:
         """`x = x + [a…]` / `x += [a…]`: extend x's list when nobody else holds it (else `+` as usual)."""
@@ -761,7 +799,17 @@ class HandlerSource:
             return None
         slot = self.constant(cell.slots[receiver.id], "slot")  # a cell state keeps its Slot objects
         args = [self.expr(a, scope) for a in node.args] + [self.constant(node, "n")]
+        if method == "read_key" and not cell.slots[receiver.id].is_list:
+            return self.map_slot_read(slot, args[0], args[1])
         return f"{slot}.{method}({', '.join(args)})"
+
+    def map_slot_read(self, slot: str, key: str, where: str) -> str:
+        """`slot.get(k)` on a Map slot: a String key's scalar value read inline; anything else
+        (another key, a List or Map value, which is copied) through Slot.read_key."""
+        key_name, value = self.temp(holds_value=True), self.temp(holds_value=True)
+        containers = CONTAINER_TYPES_NAME
+        return (f"({value} if type({key_name} := {key}) is str and type({value} := {slot}.data.get({key_name})) "
+                f"not in {containers} else {slot}.read_key({key_name}, {where}))")
 
     def x_Field(self, node: ast.Field, scope: Scope):
         obj = node.obj

@@ -71,14 +71,20 @@ def _float(where: str):
     return check
 
 
+EXACT_ELEMENTS = {"Int": int, "String": str, "Bool": bool}
+
+
 def _list(ref: ast.TypeRef, runtime, where: str):
     element = value_checker(ref.args[0], runtime) if ref.args else None
+    exact = EXACT_ELEMENTS.get(ref.args[0].name) if ref.args and not ref.args[0].args else None
 
     def check(value):
         if type(value) is not list:
             _refuse(ref.render(), value, where)
         if element is None or element is identity:
             return value
+        if exact is not None and set(map(type, value)) <= {exact}:
+            return value  # every element already is one: nothing to convert (the walk is C-level)
         return [element(v) for v in value]
 
     return check
