@@ -175,12 +175,12 @@ def test_failed_field_assert_names_the_fields_the_map_has(session):
 
 def test_a_malformed_mock_is_an_error_that_stops_the_cell(session):
     session.execute(COUNTER, "a")
-    result = session.execute('bump(1)\nmock think tool hotel_price("Oslo")\nbump(5)', "b", count=5)
+    result = session.execute('bump(1)\nmock think hotel_price("Oslo")\nbump(5)', "b", count=5)
     assert not result.ok and result.error_name == "SomaError"
     assert result.error == (
-        "error: cell[5]:2:12: undefined_variable: undefined variable 'tool'\n"
-        "2 | mock think tool hotel_price(\"Oslo\")\n"
-        "  |            ^^^^\n"
+        "error: cell[5]:2:12: undefined_variable: undefined function 'hotel_price'\n"
+        "2 | mock think hotel_price(\"Oslo\")\n"
+        "  |            ^^^^^^^^^^^^^^^^^^^\n"
         "  hint: `mock think \"reply\"` scripts the model's next reply (a String, or a list of them); "
         "nothing was queued")
     assert value(session.execute('count.get("n")', "c")) == "1"

@@ -13,63 +13,16 @@ and otherwise fails closed.
 from __future__ import annotations
 
 import json
-import math
 import os
-from collections import deque
 from typing import Callable, Optional
 
 from ..core.diagnostics import SomaError
+from .mocks import Mocks, capped, scripted_error, tokens_of
 from .values import display, from_json
 
 THINK_OPTIONS = ("max_tokens", "timeout", "timeout_ms", "max_rounds", "tools_allowed", "requires")
 AUTO_ECHO_NOTE = ("note: no LLM key configured — think() is mocked (echo: the reply is the prompt). "
                   "Script replies with `mock think \"…\"`, or set [agent] mock in soma.toml.")
-
-
-class Mocks:
-    """The scripted answers: think replies/errors, approvals, handler results, the clock."""
-
-    def __init__(self):
-        self.think: deque = deque()       # ("reply", text) | ("error", text)
-        self.approve: deque = deque()     # bools
-        self.handlers: dict[str, deque] = {}  # "Cell.h" or "h" -> ("value", v) | ("error", text)
-        self.now_ms: Optional[int] = None
-
-    def clear(self) -> None:
-        """Forget every scripted answer."""
-        self.think.clear()
-        self.approve.clear()
-        self.handlers.clear()
-        self.now_ms = None
-
-    def snapshot(self) -> tuple:
-        """Copies of every queue and the clock, for `restore` (small: what a notebook scripted)."""
-        return (tuple(self.think), tuple(self.approve),
-                {name: tuple(queue) for name, queue in self.handlers.items()}, self.now_ms)
-
-    def restore(self, saved: tuple) -> None:
-        """Put the queues and the clock back as `snapshot` found them."""
-        think, approve, handlers, self.now_ms = saved
-        self.think.clear()
-        self.think.extend(think)
-        self.approve.clear()
-        self.approve.extend(approve)
-        self.handlers.clear()
-        self.handlers.update({name: deque(queue) for name, queue in handlers.items()})
-
-    def pending(self) -> list[str]:
-        """One line per unconsumed mock, for notes and `%mocks`."""
-        lines = [f"mock think {'error ' if kind == 'error' else ''}{json.dumps(text, ensure_ascii=False)}"
-                 for kind, text in self.think]
-        lines += [f"mock approve {display(answer)}" for answer in self.approve]
-        for name, queue in self.handlers.items():
-            lines += [f"mock {name} {'error ' if kind == 'error' else ''}{display(v)}" for kind, v in queue]
-        return lines
-
-
-def tokens_of(chars: int) -> int:
-    """The reference's token estimate: a token per 4 characters, rounded up."""
-    return math.ceil(chars / 4)
 
 
 def request_bound(request_bytes: int, messages: int, max_tokens: int) -> int:
@@ -155,6 +108,8 @@ class Agent:
         prompt, system, options = split_think_args(args)
         max_tokens = think_max_tokens(options)
         self.check_budget(prompt, system)
+        if self.mocks.think and self.mocks.think[0][0] == "tool":  # a scripted model: the same rounds (llm.rounds)
+            return self.scripted_tool_rounds(prompt, system, options, max_tokens, cell_name, json_mode)
         if not self.mocks.think:
             cell_options = self.cell_options(cell_name)
             mode = os.environ.get("SOMA_LLM_MOCK") or self.toml_mock(cell_options)
@@ -176,9 +131,7 @@ class Agent:
         """The next scripted reply (a scripted error raises), else the mock mode's."""
         scripted = self.mocks.think.popleft() if self.mocks.think else None
         if scripted is not None and scripted[0] == "error":
-            kind = scripted[1].split(": ", 1)[0] if ": " in scripted[1] else "llm"
-            raise SomaError(kind, scripted[1],
-                            text=f"think() failed: {scripted[1]} (scripted by `mock think error`)")
+            raise scripted_error(scripted[1])
         if scripted is not None:
             return capped(scripted[1], max_tokens, "the scripted reply")
         mode = os.environ.get("SOMA_LLM_MOCK") or self.toml_mock(self.cell_options(cell_name))
@@ -267,15 +220,19 @@ class Agent:
             self._models = ModelClient(self.note)
         return self._models
 
-    def reachable_model(self, cell_options: dict):
-        """The ModelSettings of the cell's model when a call can reach it (a key or a replaying cassette), else None."""
+    def model_settings(self, cell_options: dict):
+        """The ModelSettings of the cell's model ([agent] or [models.NAME], and the environment)."""
         from .llm.config import resolve  # lazy: see `models`
 
         project = self.project
         on_disk = project is not None and os.path.isfile(project.path)
         folder = os.path.dirname(os.path.abspath(project.path)) if on_disk else self.project_dir
-        settings = resolve(project.agent if project else {}, project.models if project else {},
-                           cell_options.get("model"), os.environ, folder)
+        return resolve(project.agent if project else {}, project.models if project else {},
+                       cell_options.get("model"), os.environ, folder)
+
+    def reachable_model(self, cell_options: dict):
+        """The ModelSettings of the cell's model when a call can reach it (a key or a replaying cassette), else None."""
+        settings = self.model_settings(cell_options)
         if settings.key_problem:
             raise SomaError("llm", settings.key_problem)
         if settings.key is None and not self.models.replays(settings):
@@ -283,8 +240,8 @@ class Agent:
         return settings
 
     def model_think(self, prompt: str, system: Optional[str], options: dict, max_tokens: int,
-                    cell_name: Optional[str], settings, json_mode: bool) -> str:
-        """One think() answered by a real model, tool rounds included."""
+                    cell_name: Optional[str], settings, json_mode: bool, scripted=None) -> str:
+        """One think() answered by a real model, tool rounds included (by `scripted`, a ScriptedModel, if given)."""
         from .llm.rounds import ThinkCall  # lazy: see `models`
 
         decl = self.host.cell_decls.get(cell_name) if self.host is not None and cell_name else None
@@ -292,7 +249,17 @@ class Agent:
         call = ThinkCall(prompt, system if system is not None else self.system_prompt(cell_name), max_tokens,
                          settings, cell_name, tools, think_tools_allowed(options), think_int_option(options, "max_rounds", 10),
                          think_timeout(options), json_mode)
-        return self.models.think(self, call)
+        return self.models.think(self, call, scripted)
+
+    def scripted_tool_rounds(self, prompt: str, system: Optional[str], options: dict, max_tokens: int,
+                             cell_name: Optional[str], json_mode: bool) -> str:
+        """think() when the next `mock think` asks for a tool: the tool rounds of a real model, each of the
+        model's turns taken from the queue (`mock think tool …`, then the final `mock think "…"`)."""
+        from .llm.scripted import ScriptedModel  # lazy: see `models`
+
+        settings = self.model_settings(self.cell_options(cell_name))
+        return self.model_think(prompt, system, options, max_tokens, cell_name, settings, json_mode,
+                                ScriptedModel(settings, self.mocks.think))
 
     def system_prompt(self, cell_name: Optional[str]) -> str:
         """The cell's `skill:` file text (when readable), else the default system prompt."""
@@ -407,12 +374,3 @@ def think_tools_allowed(options: dict) -> Optional[list[str]]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise SomaError("type", f"think(): tools_allowed must be a List of tool names, got {display(value)}")
     return list(value)
-
-
-def capped(text: str, max_tokens: int, what: str) -> str:
-    """A mock reply, refused (kind llm) when it is longer than max_tokens allows."""
-    tokens = tokens_of(len(text))
-    if tokens > max_tokens:
-        raise SomaError("llm", f"{what} is ~{tokens} tokens for max_tokens {max_tokens} — "
-                        "shorten it or raise max_tokens")
-    return text

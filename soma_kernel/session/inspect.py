@@ -36,7 +36,9 @@ KEYWORD_HELP = {
     "try": "try { block } — a Map {value, error, kind, detail} instead of an error",
     "require": "require cond else Tag \"detail\" — fail with kind Tag when cond is false",
     "emit": "emit name(args) — call every handler listening for `name`",
-    "mock": "mock think \"reply\" / mock approve true — script the next model or human answer",
+    "mock": "mock think \"reply\" / mock approve true — script the next model or human answer; "
+            "mock think tool name(arg: value, …) — the model asks for a tool (the real handler answers), "
+            "then the next mock think is its final text",
     "assert": "assert expr — prints ✓ or ✗ as soma test does",
     "assert_fails": "assert_fails expr [matching \"text\"] — ✓ when expr raises (the text in its kind or message)",
     "invariant": "invariant expr — checked after every invocation that writes memory; rolled back when false",

@@ -611,12 +611,17 @@ class RuleMock(Node):
 
     target is "think", "approve", "now", "now_ms", "http_get"… or a handler
     name, possibly qualified (`Cell.handler`). `is_error` marks `mock X error
-    "msg"`; then value is the message expression.
+    "msg"`; then value is the message expression. `mock think tool
+    NAME(arg: e, …)` scripts the model asking for the tool NAME: `tool` is
+    NAME, `tool_args` the argument names and value the ListLit of their
+    expressions, in order.
     """
 
     target: str
     value: Expr
     is_error: bool = False
+    tool: Optional[str] = None
+    tool_args: tuple[str, ...] = ()
 
 
 @dataclass

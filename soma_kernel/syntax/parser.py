@@ -494,6 +494,9 @@ _WORD_HINTS = {
     "new": "build a record with `Name { field: value }` (no `new`)",
 }
 
+# The head of `mock think tool f(` on a line, up to the arguments.
+_MOCK_TOOL_CALL = re.compile(r"[ \t]*mock[ \t]+\w+[ \t]+tool[ \t]+\w+[ \t]*\((?:[^()\n]*,)?[ \t]*$")
+
 # Words that are never valid names in expressions (`new` only before a type name).
 _FORBIDDEN_NAMES = {w for w in _WORD_HINTS if w not in ("fn", "function", "nil", "new")}
 
@@ -639,6 +642,8 @@ class _Errors:
         line_start = before.rfind("\n") + 1
         if value in _WORD_HINTS:
             return _WORD_HINTS[value]
+        if "NAME" in expected and _MOCK_TOOL_CALL.match(self.scanned.clean, line_start, start):
+            return "name each argument as a model sends it: `mock think tool f(param: value, …)`"
         if "DURATION" in expected and token.type in ("INT", "BAD_NUMBER"):
             return "durations take the units ms, s, min, h, d, year(s): `5s`, `100ms`, `2min`"
         if value == "=" and before.endswith("=="):
@@ -1134,6 +1139,22 @@ class _Builder(Transformer_NonRecursive):
 
     def rule_mock(self, target, error, value):
         return ast.RuleMock(target=target, value=value, is_error=error is not None)
+
+    @_spanned
+    def rule_mock_tool(self, span, target, tool, *arguments):
+        tool = str(tool)
+        if target != "think":
+            self._error(span, f"mock {target} tool …: only the model asks for tools",
+                        f"script the model's tool call with `mock think tool {tool}(arg: value, …)`")
+        names = [name for name, _ in arguments]
+        repeated = next((name for name in names if names.count(name) > 1), None)
+        if repeated is not None:
+            self._error(span, f"mock {target} tool {tool}(): the argument '{repeated}' is given twice")
+        values = ast.ListLit(items=[value for _, value in arguments], span=span)
+        return ast.RuleMock(target=target, value=values, tool=tool, tool_args=tuple(names))
+
+    def mock_tool_arg(self, name, value):
+        return str(name), value
 
     def mock_target(self, *parts):
         return ".".join(str(p) for p in parts)

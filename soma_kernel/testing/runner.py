@@ -230,6 +230,9 @@ def rule_mock(rt, rule: ast.RuleMock, env: dict, origin: str) -> RuleOutcome:
 def apply_mock(rt, rule: ast.RuleMock, value) -> None:
     """Put a mock's value where the runtime will find it."""
     mocks = rt.mocks
+    if rule.tool is not None:  # `mock think tool NAME(arg: e, …)`: value holds the arguments, in order
+        mocks.think.append(("tool", (rule.tool, dict(zip(rule.tool_args, value)))))
+        return
     values = value if isinstance(value, list) else [value]
     if rule.target == "think":
         for item in values:

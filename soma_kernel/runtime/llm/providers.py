@@ -78,6 +78,7 @@ class Provider:
 
     wire = ""
     path_suffix = ""
+    scripted = False  # a ScriptedModel answers from the mock queue (`answer`), not over the network
 
     def __init__(self, settings: ModelSettings):
         self.settings = settings

@@ -64,10 +64,15 @@ class ModelClient:
 
     # ------------------------------------------------------------ the loop
 
-    def think(self, agent, call: ThinkCall) -> str:
-        """The model's final text for `call`, after any tool rounds."""
-        provider = self.provider(call.settings)
-        conversation = self.conversations.setdefault(call.cell_name, [])
+    def think(self, agent, call: ThinkCall, scripted: Optional[Provider] = None) -> str:
+        """The model's final text for `call`, after any tool rounds.
+
+        With `scripted` (a ScriptedModel) the model's turns come from the mock
+        queue; the rounds are the same, and the exchange is no model's memory:
+        it is kept in a conversation of its own, as a scripted reply is.
+        """
+        provider = scripted or self.provider(call.settings)
+        conversation = [] if scripted is not None else self.conversations.setdefault(call.cell_name, [])
         mark = len(conversation)
         agent.record_undo(lambda: conversation.__delitem__(slice(mark, None)))
         started = time.monotonic()
@@ -150,7 +155,9 @@ class ModelClient:
     # ------------------------------------------------------------ one exchange
 
     def exchange(self, request: dict, call: ThinkCall, provider: Provider) -> Reply:
-        """The reply to one request: from the cassette, else from the provider (and recorded)."""
+        """The reply to one request: from the script, the cassette, else from the provider (and recorded)."""
+        if provider.scripted:
+            return provider.answer(request)
         cassette = self.cassette(call.settings, provider)
         if cassette is not None:
             recorded = cassette.lookup(request)
