@@ -73,15 +73,18 @@ class CheckReport:
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def check_program(program: ast.Program, project: Optional[object] = None) -> CheckReport:
-    """Run every static check on a parsed program (the cyclic collector paused, see gcpause)."""
+def check_program(program: ast.Program, project: Optional[object] = None,
+                  index: Optional[ProgramIndex] = None) -> CheckReport:
+    """Run every static check on a parsed program (the cyclic collector paused, see gcpause).
+
+    `index` is the program's ProgramIndex when the caller has built it already.
+    """
     with paused_gc():
-        return _check(program, project)
+        return _check(program, project, ProgramIndex(program) if index is None else index)
 
 
-def _check(program: ast.Program, project: Optional[object]) -> CheckReport:
+def _check(program: ast.Program, project: Optional[object], index: ProgramIndex) -> CheckReport:
     """The analyses of `check_program`, in order."""
-    index = ProgramIndex(program)
     reporter = Reporter(program.origin)
     for analysis in ANALYSES:
         analysis(index, reporter, project)

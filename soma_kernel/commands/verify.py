@@ -11,8 +11,10 @@ import argparse
 import sys
 
 from ..analysis.check import check_program
+from ..analysis.context import ProgramIndex
 from ..analysis.verify.checks import verify_program
 from ..analysis.verify.report import VerifyReport, render_json, render_text
+from ..core.gcpause import paused_gc
 from .program import load_program
 
 
@@ -27,10 +29,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def verify_loaded(program, project, path: str, strict: bool = False, unfair: bool = False) -> VerifyReport:
-    """`soma check` first (a failing check refuses to verify), then verify."""
-    checked = check_program(program, project)
+    """`soma check` first (a failing check refuses to verify), then verify; both read one ProgramIndex."""
+    with paused_gc():  # the index holds every state and edge (see gcpause)
+        index = ProgramIndex(program)
+    checked = check_program(program, project, index)
     if not checked.passed:
         report = VerifyReport(path, strict=strict, check_failed=True)
         report.check_errors = [error.render(program.source or None) for error in checked.errors]
         return report
-    return verify_program(program, project, path, strict, unfair)
+    return verify_program(program, project, path, strict, unfair, index)

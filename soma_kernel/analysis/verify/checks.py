@@ -33,21 +33,22 @@ from .termination import CallGraph, termination_lines
 
 
 def verify_program(program: ast.Program, project: Optional[object], path: str,
-                   strict: bool = False, unfair: bool = False) -> VerifyReport:
+                   strict: bool = False, unfair: bool = False,
+                   index: Optional[ProgramIndex] = None) -> VerifyReport:
     """Verify every state machine, invariant and handler of a parsed program.
 
     Liveness is read under fairness unless `unfair` (or soma.toml `[verify]
-    fair = false`). The cyclic garbage collector is paused meanwhile (see
-    soma_kernel.core.gcpause).
+    fair = false`). `index` is the program's ProgramIndex when the caller has
+    built it already (for `soma check` first). The cyclic garbage collector is
+    paused meanwhile (see soma_kernel.core.gcpause).
     """
     with paused_gc():
-        return _verify(program, project, path, strict, unfair)
+        return _verify(program, project, path, strict, unfair, ProgramIndex(program) if index is None else index)
 
 
 def _verify(program: ast.Program, project: Optional[object], path: str, strict: bool,
-            unfair: bool) -> VerifyReport:
+            unfair: bool, index: ProgramIndex) -> VerifyReport:
     """The analyses of `verify_program`, in report order."""
-    index = ProgramIndex(program)
     report = VerifyReport(path, strict=strict)
     settings = getattr(project, "verify", None)
     fair = not unfair and (settings is None or settings.fair)

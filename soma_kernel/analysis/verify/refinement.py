@@ -62,6 +62,23 @@ def edge_takers(model: MachineModel, cell: CellBodies,
     With `with_dynamic`, a handler with a computed target is listed as `h?`
     on every edge it does not take literally (it may take any of them).
     """
+    by_target, by_edge = _literal_moves(cell)
+    takers: dict[tuple[str, str], list[str]] = {}
+    for edge in model.edges:
+        key = (edge.src, edge.dst)
+        names = list(by_target.get(edge.dst, ()))
+        for name in by_edge.get(key, ()):
+            _add_once(names, name)
+        takers[key] = names
+    guessers = [b.name for b in cell.bodies if any(not s.literal for s in cell.transitions[b.name])]
+    if with_dynamic and guessers:
+        for names in takers.values():
+            names.extend(f"{g}?" for g in guessers if g not in names)
+    return takers
+
+
+def _literal_moves(cell: CellBodies) -> tuple[dict[str, list[str]], dict[tuple[str, str], list[str]]]:
+    """The handlers of each literal transition() target, and of each literal (source, target) pair."""
     by_target: dict[str, list[str]] = {}
     by_edge: dict[tuple[str, str], list[str]] = {}
     for body in cell.bodies:
@@ -72,17 +89,7 @@ def edge_takers(model: MachineModel, cell: CellBodies,
                 _add_once(by_target.setdefault(site.target, []), body.name)
             else:
                 _add_once(by_edge.setdefault((site.source, site.target), []), body.name)
-    takers: dict[tuple[str, str], list[str]] = {}
-    for edge in model.edges:
-        names = list(by_target.get(edge.dst, []))
-        for name in by_edge.get((edge.src, edge.dst), []):
-            _add_once(names, name)
-        takers[(edge.src, edge.dst)] = names
-    if with_dynamic:
-        guessers = [b.name for b in cell.bodies if any(not s.literal for s in cell.transitions[b.name])]
-        for names in takers.values():
-            names.extend(f"{g}?" for g in guessers if g not in names)
-    return takers
+    return by_target, by_edge
 
 
 def _add_once(names: list[str], name: str) -> None:
@@ -167,8 +174,8 @@ def _undeclared(model: MachineModel, site: TransitionSite) -> str:
 
 def _dead_edges(model: MachineModel, cell: CellBodies, label: str) -> list[CheckLine]:
     """Declared lines that no handler's transition() can take."""
-    takers = edge_takers(model, cell)
-    taken_lines = {id(e.declared) for e in model.edges if takers.get((e.src, e.dst))}
+    by_target, by_edge = _literal_moves(cell)
+    taken_lines = {id(e.declared) for e in model.edges if e.dst in by_target or (e.src, e.dst) in by_edge}
     expanded_lines = {id(e.declared) for e in model.edges}
     lines = []
     for declared in model.declared_edges:
