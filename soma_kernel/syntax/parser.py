@@ -334,17 +334,11 @@ def _edge_runs(code: str, position: int, body_end: int, keywords: set) -> tuple[
         run = _EDGE_RUN.match(code, kept.end(), body_end)
         if run is None:
             return edges, runs
-        found = []
-        for match in _EDGE_LINE.finditer(code, run.start(), run.end()):
-            src, dst = match.group(1), match.group(2)
-            if src in keywords or dst in keywords:
-                return [], []
-            line += code.count("\n", counted, match.start())
-            counted = match.start()
-            start, end = match.start(1), match.end(2)
-            column = start - match.start() + 1
-            found.append(ast.Edge(src=src, dst=dst, span=ast.Span(line, column, line, column + end - start,
-                                                                    start, end)))
+        found = _run_edges(code, run.start(), run.end(), line, counted)
+        if any(edge.src in keywords or edge.dst in keywords for edge in found):
+            return [], []
+        if found:
+            line, counted = found[-1].span.line, found[-1].span.start - found[-1].span.col + 1
         if not _starts_item(code, run.end(), body_end, keywords):
             del found[-1:]  # a clause on the next line may continue the last edge: lark reads it
             edges += found
@@ -354,6 +348,23 @@ def _edge_runs(code: str, position: int, body_end: int, keywords: set) -> tuple[
         edges += found
         runs.append((run.start(), run.end()))
         position = run.end()
+
+
+def _run_edges(code: str, start: int, end: int, line: int, counted: int) -> list[ast.Edge]:
+    """The Edge nodes of the `a -> b` lines in code[start:end], whose first
+    line is `line` when counting from offset `counted` (the start of a line)."""
+    edges = []
+    add, edge_node, span = edges.append, ast.Edge, ast.Span
+    count = code.count
+    for match in _EDGE_LINE.finditer(code, start, end):
+        line_start = match.start()
+        line += count("\n", counted, line_start)
+        counted = line_start
+        src_start, dst_end = match.start(1), match.end(2)
+        column = src_start - line_start + 1
+        src, dst = match.groups()
+        add(edge_node(src, dst, span=span(line, column, line, column + dst_end - src_start, src_start, dst_end)))
+    return edges
 
 
 def _starts_item(code: str, position: int, body_end: int, keywords: set) -> bool:
