@@ -136,7 +136,7 @@ class Runtime:
         self.test_cells: dict[str, ast.TestCell] = {}
         self.test_states: dict[str, CellState] = {}
         self.generation = 0
-        self.call_targets: dict[tuple, tuple] = {}
+        self.call_targets: dict[str, tuple] = {}  # handler name -> (generation, arity, cell, target, direct)
         self.store = None
         self.guard_cache: dict[tuple, Callable] = {}
         self.hordes = Hordes(self)
@@ -247,6 +247,10 @@ class Runtime:
         Every change it makes is undone if it raises; a Python stack
         exhausted by deep Soma recursion becomes kind `stack_overflow`.
         """
+        return self.invoke_with(run, args)
+
+    def invoke_with(self, run: Callable[..., object], args):
+        """`invoke(run, *args)` with the arguments as a list or tuple (one Python call less)."""
         entries = self.journal.entries
         if entries:
             entries.clear()
@@ -278,12 +282,15 @@ class Runtime:
 
     def call(self, handler: str, args: list, cell: Optional[str] = None):
         """Call a handler (never a builtin of the same name) as a top-level invocation (`soma run`, the kernel)."""
-        key = (handler, cell, len(args))
-        cached = self.call_targets.get(key)
-        if cached is None or cached[0] != self.generation:
-            cached = (self.generation, self.handler_target(handler, cell, len(args)))
-            self.call_targets[key] = cached
-        return self.invoke(cached[1], list(args))
+        cached = self.call_targets.get(handler)
+        if cached is None or cached[0] != self.generation or cached[1] != len(args) or cached[2] != cell:
+            target = self.handler_target(handler, cell, len(args))
+            direct = getattr(target, "direct", None)  # a handler taking its arguments in place
+            cached = (self.generation, len(args), cell, target, direct)
+            self.call_targets[handler] = cached
+        if cached[4] is not None:
+            return self.invoke_with(cached[4], args)
+        return self.invoke_with(cached[3], [list(args)])
 
     def handler_target(self, handler: str, cell: Optional[str], nargs: int):
         """The handler `handler` (of `cell`, or the unique one of that name) taking `nargs` arguments."""

@@ -23,13 +23,18 @@ MISSING = object()
 
 
 class Journal:
-    """An undo log: a list of closures that restore what a change overwrote."""
+    """An undo log: how to restore what each change overwrote.
+
+    An entry is a closure to call, or (the generated code's cheaper form for a
+    Map entry) a tuple `(data, key, old)`: put `old` back at `data[key]`, or
+    remove the key when `old` is MISSING.
+    """
 
     def __init__(self):
-        self.entries: list[Callable[[], None]] = []
+        self.entries: list = []
 
-    def record(self, undo: Callable[[], None]) -> None:
-        """Remember how to undo the change about to be made."""
+    def record(self, undo) -> None:
+        """Remember how to undo the change about to be made (a closure or a `(data, key, old)` entry)."""
         self.entries.append(undo)
 
     def savepoint(self) -> int:
@@ -40,7 +45,15 @@ class Journal:
         """Undo every change recorded after `savepoint`, newest first."""
         entries = self.entries
         while len(entries) > savepoint:
-            entries.pop()()
+            entry = entries.pop()
+            if type(entry) is tuple:
+                data, key, old = entry
+                if old is MISSING:
+                    data.pop(key, None)
+                else:
+                    data[key] = old
+            else:
+                entry()
 
     def commit(self) -> None:
         """Forget the recorded changes (the invocation succeeded)."""
@@ -165,10 +178,7 @@ class Slot:
             size = len(data) + (1 if old is MISSING else 0)
             if not self.accepted(key, value, size):
                 self.check_invariants(key, value, size, node)
-        if old is MISSING:
-            self.journal.record(lambda: data.pop(key, None))
-        else:
-            self.journal.record(lambda: data.__setitem__(key, old))
+        self.journal.record((data, key, old))
         data[key] = value
         if self.on_change is not None:
             self.on_change(self, key)
