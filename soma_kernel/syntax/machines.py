@@ -53,12 +53,13 @@ class MachineModel:
     edge_index: dict[tuple[str, str], ModelEdge] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.successors = {s: [] for s in self.states}
+        self.successors = successors = {s: [] for s in self.states}
+        edge_index = self.edge_index
         for edge in self.edges:
-            if (edge.src, edge.dst) in self.edge_index:
-                continue
-            self.edge_index[(edge.src, edge.dst)] = edge
-            self.successors[edge.src].append(edge.dst)
+            key = (edge.src, edge.dst)
+            if key not in edge_index:
+                edge_index[key] = edge
+                successors[edge.src].append(edge.dst)
 
     def has_edge(self, src: str, dst: str) -> bool:
         """True when the expanded graph holds `src -> dst`."""
@@ -78,7 +79,8 @@ class MachineModel:
 
         A self-loop does not make a state non-terminal.
         """
-        return [s for s in self.states if all(t == s for t in self.successors[s])]
+        successors = self.successors
+        return [s for s in self.states if successors[s].count(s) == len(successors[s])]
 
     @property
     def guarded_edges(self) -> list[ModelEdge]:
