@@ -633,8 +633,16 @@ def ambiguous_handler(name: str, owners: Iterable[CellState], node) -> SomaError
     return SomaError("type", f"'{name}' is a handler of several cells — qualify it: {names}", node.span)
 
 
+BUILTIN_FAILURES = (SomaError, TypeError, ValueError, AttributeError, KeyError, IndexError, OverflowError)
+
+
 def builtin_target(name: str, nargs: int, node):
-    """A pure builtin as a call target: arity checked once, errors located at the call."""
+    """A pure builtin as a call target: arity checked once, errors located at the call.
+
+    Its `direct` form takes the arguments in place (what generated code calls);
+    for one or two arguments it is written out, as Python calls a function with
+    plain positional arguments faster than one unpacking `*values`.
+    """
     entry = BUILTINS[name]
     if not takes(entry, nargs):
         return locating(node, lambda values: call_builtin(name, values))
@@ -643,12 +651,22 @@ def builtin_target(name: str, nargs: int, node):
     def direct(*values):
         try:
             return function(*values)
-        except SomaError as err:
-            raise err.located(node)
-        except (TypeError, ValueError, AttributeError, KeyError, IndexError):
-            raise argument_error(name, list(values)).located(node) from None
-        except OverflowError:
-            raise SomaError("range", f"{name}(): number out of range", node.span) from None
+        except BUILTIN_FAILURES as error:
+            raise builtin_failure(error, name, list(values), node) from None
+
+    def direct_one(a):
+        try:
+            return function(a)
+        except BUILTIN_FAILURES as error:
+            raise builtin_failure(error, name, [a], node) from None
+
+    def direct_two(a, b):
+        try:
+            return function(a, b)
+        except BUILTIN_FAILURES as error:
+            raise builtin_failure(error, name, [a, b], node) from None
+
+    direct = {1: direct_one, 2: direct_two}.get(nargs, direct)
 
     def run(values):
         return direct(*values)
@@ -656,6 +674,16 @@ def builtin_target(name: str, nargs: int, node):
     run.builtin = function  # lets codegen recognise a builtin it can specialise (runtime.inplace)
     run.direct = direct  # what generated code calls, with the arguments in place
     return run
+
+
+def builtin_failure(error: Exception, name: str, values: list, node) -> SomaError:
+    """The SomaError a pure builtin's failure becomes at the call `node`: its own error located
+    there, a number out of range (kind `range`), or arguments of types it does not accept."""
+    if isinstance(error, SomaError):
+        return error.located(node)
+    if isinstance(error, OverflowError):
+        return SomaError("range", f"{name}(): number out of range", node.span)
+    return argument_error(name, values).located(node)
 
 
 def _map_get(container, key, default=None):
