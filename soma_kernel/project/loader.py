@@ -33,13 +33,13 @@ def read_source(path: str) -> str:
         with open(path, encoding="utf-8-sig") as handle:
             return handle.read()
     except FileNotFoundError:
-        raise UserError(f"error: {path}: no such file") from None
+        raise UserError(f"{path}: no such file", path) from None
     except IsADirectoryError:
-        raise UserError(f"error: {path}: is a directory, not a .cell file") from None
+        raise UserError(f"{path}: is a directory, not a .cell file", path) from None
     except UnicodeDecodeError as err:
-        raise UserError(f"error: {path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+        raise UserError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})", path) from None
     except OSError as err:
-        raise UserError(f"error: {path}: {err.strerror}") from None
+        raise UserError(f"{path}: {err.strerror}", path) from None
 
 
 def load(path: str, with_project: bool = True) -> LoadedProgram:
@@ -48,7 +48,10 @@ def load(path: str, with_project: bool = True) -> LoadedProgram:
     try:
         program = parse(source, origin=path)
     except SomaSyntaxError as err:
-        raise UserError(err.diagnostic.render(source)) from None
+        found = err.diagnostic
+        notes = (f"  hint: {found.hint}",) if found.hint else ()
+        raise UserError(f"{found.location()}: {found.message}", found.origin, max(found.span.line, 0), notes,
+                        found.render(source)) from None
     project = None
     if with_project:
         project = load_project(os.path.dirname(path))

@@ -87,7 +87,7 @@ def load_project(directory: str) -> Optional[ProjectConfig]:
         with open(path, encoding="utf-8-sig") as handle:
             text = handle.read()
     except (OSError, UnicodeDecodeError) as err:
-        raise UserError(f"error: {path}: cannot read soma.toml ({err})") from None
+        raise UserError(f"{path}: cannot read soma.toml ({err})", path) from None
     return parse_project_text(text, path)
 
 
@@ -296,14 +296,13 @@ class _KeyLocator:
 
     def _located(self, line: int, col: int, width: int, message: str, hint: Optional[str] = None) -> UserError:
         """Format `error: path:line:col: message` with the source line, a caret and the fix."""
+        notes = (f"  hint: {hint}",) if hint else ()
         if line <= 0:
-            lines = [f"error: {self.path}: {message}"]
-        else:
-            span = Span(line, col, line, col + max(width, 1), 0, 0)
-            lines = [f"error: {self.path}:{line}:{col}: {message}"] + caret_lines(self.text, span)
-        if hint:
-            lines.append(f"  hint: {hint}")
-        return UserError("\n".join(lines))
+            return UserError(f"{self.path}: {message}", self.path, 0, notes)
+        span = Span(line, col, line, col + max(width, 1), 0, 0)
+        headline = f"{self.path}:{line}:{col}: {message}"
+        shown = "\n".join([f"error: {headline}", *caret_lines(self.text, span), *notes])
+        return UserError(headline, self.path, line, notes, shown)
 
 
 def _unquote(part: str) -> str:

@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import os
-import re
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -297,8 +296,10 @@ class Session:
             run.fail("SyntaxError", err.diagnostic.message, err.diagnostic.render())
         except SomaError as err:
             run.fail("SomaError", err.text, f"error: {err.text}")
-        except (UserError, MagicError) as err:
-            run.fail(type(err).__name__, str(err).splitlines()[0] if str(err) else "", str(err))
+        except UserError as err:
+            run.fail("UserError", f"error: {err.headline}", str(err))
+        except MagicError as err:
+            run.fail("MagicError", str(err).partition("\n")[0], str(err))
         except KeyboardInterrupt:
             run.fail("KeyboardInterrupt", "interrupted", INTERRUPTED)
         except Exception as err:  # a bug in soma-kernel: report it, keep the session
@@ -526,31 +527,29 @@ class Session:
         return [(c, code) for c, code in self.history if c >= start and (stop is None or c < stop)]
 
 
-POSITIONED_ELSEWHERE = re.compile(r"^error: \S.*:\d+:\d+: ")
-
-
 @contextlib.contextmanager
 def _magic_errors_at(run: CellRun, line: int, args: str):
     """Turn a MagicError/UserError of the magic on `line` into an error shown at that line with a caret.
 
     An error that already points into another file (a soma.toml beside a
-    `%load`ed file) keeps its place and says which magic line met it.
+    `%load`ed file) keeps its place and says which magic line met it; one
+    about the cell itself (`%%toml`) is shown as it is.
     """
     try:
         yield
-    except (MagicError, UserError) as err:
-        text = str(err)
-        first, _, rest = text.partition("\n")
-        message = first[len("error: "):] if first.startswith("error: ") else first
-        name = type(err).__name__
-        if first.startswith(f"error: {run.origin}:"):
-            raise CellError(name, message, text) from None
-        if POSITIONED_ELSEWHERE.match(first):
-            raise CellError(name, message, f"{text}\n  (met by the magic at {run.origin}:{line})") from None
-        source_line = run.code.split("\n")[line - 1]
-        span = magic_span(source_line, line, args, message, getattr(err, "word", None))
+    except MagicError as err:
+        message, _, rest = str(err).partition("\n")
+        span = magic_span(run.code.split("\n")[line - 1], line, args, err.word, err.at_name)
         rendered = Diagnostic("error", message, span, run.origin).render(run.code)
-        raise CellError(name, message, rendered + (f"\n{rest}" if rest else "")) from None
+        raise CellError("MagicError", message, rendered + (f"\n{rest}" if rest else "")) from None
+    except UserError as err:
+        if err.file == run.origin:
+            raise CellError("UserError", err.headline, str(err)) from None
+        if err.line > 0:
+            raise CellError("UserError", err.headline, f"{err}\n  (met by the magic at {run.origin}:{line})") from None
+        span = magic_span(run.code.split("\n")[line - 1], line, args)
+        rendered = Diagnostic("error", err.headline, span, run.origin).render(run.code)
+        raise CellError("UserError", err.headline, "\n".join([rendered, *err.notes])) from None
 
 
 def _inside(span: Span, outer: Span) -> bool:

@@ -107,33 +107,23 @@ def run_line_magic(session, run, magic: MagicLine) -> None:
     lookup(magic.name, cell=False).run(session, run, magic.args, None)
 
 
-def magic_span(source_line: str, line: int, args: str, message: str, word: Optional[str] = None) -> Span:
-    """Where a magic's error points on its line (1-based `line`).
+def magic_span(source_line: str, line: int, args: str, word: Optional[str] = None, at_name: bool = False) -> Span:
+    """Where an error of the magic on `source_line` points (1-based `line`), as the error's fields say.
 
-    The argument `word` at fault when the error names one; else the first
-    argument word the message names; else the `%name` when the message
-    names it (an unknown magic, a usage line); else all the arguments; else
-    the `%name`.
+    The argument `word` at fault when it is one of the arguments; else the
+    `%name` when the error is about the magic itself (`at_name`) or there
+    are no arguments; else all the arguments.
     """
     indent = len(source_line) - len(source_line.lstrip())
     args_at = len(source_line.rstrip()) - len(args)  # the arguments end the line
     head = source_line[indent:args_at].rstrip() or source_line.strip()
     start, end = indent, indent + max(len(head), 1)
     if word is not None and word in args.split():
-        named = word
-    else:
-        named = next((w for w in args.split() if _names(message, w)), None)
-    if named is not None:
-        start = source_line.find(named, args_at)
-        end = start + len(named)
-    elif args and not _names(message, head):
+        start = source_line.find(word, args_at)
+        end = start + len(word)
+    elif args and not at_name:
         start, end = args_at, args_at + len(args)
     return Span(line, start + 1, line, end + 1, 0, 0)
-
-
-def _names(message: str, word: str) -> bool:
-    """True when `word` stands in `message` as a whole word (not inside another one)."""
-    return re.search(rf"(?<![\w.%]){re.escape(word)}(?!\w)", message) is not None
 
 
 REGISTRY: dict[str, Magic] = {magic.name: magic
@@ -148,10 +138,11 @@ def lookup(name: str, cell: bool) -> Magic:
     cell_magic = registry.get(name[1:]) if name.startswith("%") and not cell else None
     if cell_magic is not None and cell_magic.cell:  # `%%name` below the cell's first line
         raise MagicError(f"%{name} must be the cell's first line (the rest of the cell is its body); "
-                         f"put it in a cell of its own: {cell_magic.usage}")
+                         f"put it in a cell of its own: {cell_magic.usage}", at_name=True)
     if magic is None or magic.cell != cell:
         known = ", ".join(("%%" if m.cell else "%") + m.name for m in registry.values() if not m.name.startswith("?"))
         if magic is not None:
-            raise MagicError(f"{prefix}{name}: use it as {'%%' if magic.cell else '%'}{name} ({magic.usage})")
-        raise MagicError(f"unknown magic {prefix}{name} — known magics: {known} (see %help)")
+            raise MagicError(f"{prefix}{name}: use it as {'%%' if magic.cell else '%'}{name} ({magic.usage})",
+                             at_name=True)
+        raise MagicError(f"unknown magic {prefix}{name} — known magics: {known} (see %help)", at_name=True)
     return magic

@@ -29,7 +29,7 @@ def _program(session):
 def check_magic(session, run, args: str, body) -> None:
     """%check: `soma check` on the session; messages point at the notebook cells."""
     if args.strip():
-        raise MagicError("usage: %check (it takes no arguments)")
+        raise MagicError("usage: %check (it takes no arguments)", at_name=True)
     program, source_map = _program(session)
     report = check_program(program, session.project)
     lines = [f"✓ {note.message}" for note in report.notes]
@@ -50,7 +50,7 @@ def verify_magic(session, run, args: str, body) -> None:
     """
     words = split_args(args, "%verify [--strict] [--unfair]")
     if any(w not in ("--strict", "--unfair") for w in words):
-        raise MagicError("usage: %verify [--strict] [--unfair]")
+        raise MagicError("usage: %verify [--strict] [--unfair]", at_name=True)
     strict, unfair = "--strict" in words, "--unfair" in words
     program, source_map = _program(session)
     checked = check_program(program, session.project)
@@ -70,7 +70,7 @@ def test_magic(session, run, args: str, body) -> None:
     """
     words = split_args(args, "%test [TestCell]")
     if len(words) > 1:
-        raise MagicError("usage: %test [TestCell]")
+        raise MagicError("usage: %test [TestCell]", at_name=True)
     program, source_map = _program(session)
     if words:
         program = _only_test(program, words[0])
@@ -88,7 +88,7 @@ def _only_test(program, name: str):
     """The program with one test cell kept (a MagicError when it is not defined)."""
     tests = [t.name for t in program.tests]
     if name not in tests:
-        raise MagicError(f"no test cell named {name} (defined: {', '.join(tests) or 'none'})")
+        raise MagicError(f"no test cell named {name} (defined: {', '.join(tests) or 'none'})", name)
     items = [i for i in program.items if not isinstance(i, ast.TestCell) or i.name == name]
     return ast.Program(items, source=program.source, origin=program.origin, span=program.span)
 
@@ -97,13 +97,13 @@ def describe_magic(session, run, args: str, body) -> None:
     """%describe [Cell]: what a cell (or every cell) declares, as `soma describe` tells it, lines as cell[N]:line."""
     words = split_args(args, "%describe [Cell]")
     if len(words) > 1:
-        raise MagicError("usage: %describe [Cell]")
+        raise MagicError("usage: %describe [Cell]", at_name=True)
     program, source_map = _program(session)
     names = words or [c.name for c in program.cells]
     known = {c.name for c in program.cells}
     for name in names:
         if name not in known:
-            raise MagicError(f"no cell named {name} (defined: {', '.join(sorted(known)) or 'none'})")
+            raise MagicError(f"no cell named {name} (defined: {', '.join(sorted(known)) or 'none'})", name)
     cells = {c.name: c for c in program.cells}
     paragraphs = [" ".join(filter(None, [describe_cell(program, name).rstrip("\n"), tools_sentence(cells[name])]))
                   for name in names]
@@ -114,7 +114,7 @@ def skeleton_magic(session, run, args: str, body) -> None:
     """%skeleton Cell.signal: one signal's frame, as `soma skeleton` prints it, lines as cell[N]:line."""
     words = split_args(args, "%skeleton Cell.signal")
     if len(words) != 1 or "." not in words[0]:
-        raise MagicError("usage: %skeleton Cell.signal")
+        raise MagicError("usage: %skeleton Cell.signal", at_name=True)
     program, source_map = _program(session)
     try:
         run.out(source_map.relabel_line_words(skeleton_text(program, words[0])))

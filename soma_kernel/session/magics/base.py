@@ -10,12 +10,16 @@ from typing import Callable, Optional
 class MagicError(Exception):
     """A magic was misused (unknown name, bad arguments); the text says how.
 
-    `word` is the argument at fault, when one is: the caret points at it.
+    Where the caret points is said, never read back from the text: `word` is
+    the argument at fault, when one is; `at_name` puts it on the `%name`
+    itself (an unknown magic, a usage line); else it covers the arguments
+    (the `%name` when there are none).
     """
 
-    def __init__(self, message: str, word: Optional[str] = None):
+    def __init__(self, message: str, word: Optional[str] = None, at_name: bool = False):
         super().__init__(message)
         self.word = word
+        self.at_name = at_name
 
 
 @dataclass(frozen=True)
@@ -34,4 +38,4 @@ def split_args(args: str, usage: str) -> list[str]:
     try:
         return shlex.split(args)
     except ValueError as err:
-        raise MagicError(f"{err}; usage: {usage}") from None
+        raise MagicError(f"{err}; usage: {usage}", at_name=True) from None

@@ -20,17 +20,18 @@ def reset_magic(session, run, args: str, body) -> None:
     wipe = "--store" in words
     words = [word for word in words if word != "--store"]
     if len(words) > 1 or any(word.startswith("-") for word in words):
-        raise MagicError(f"usage: {USAGE}")
+        raise MagicError(f"usage: {USAGE}", at_name=True)
     runtime = session.runtime
     if words and words[0] not in runtime.cells:
-        raise MagicError(f"no cell named {words[0]} (defined: {', '.join(sorted(runtime.cells)) or 'none'})")
+        raise MagicError(f"no cell named {words[0]} (defined: {', '.join(sorted(runtime.cells)) or 'none'})",
+                         words[0])
     if wipe:
         reset_store_data(session, run, words[0] if words else None)
         return
     store = bound_store(session)
     if store is not None:
         raise MagicError(f"the session is bound to {shown_path(session, store.path)}: `%reset --store` "
-                         "wipes its stored data too (or `%store off` first to reset memory only)")
+                         "wipes its stored data too (or `%store off` first to reset memory only)", at_name=True)
     if words:
         runtime.reset(words[0])
         run.out(f"reset {words[0]}: memory and machine instances are fresh")
@@ -46,7 +47,7 @@ def help_magic(session, run, args: str, body) -> None:
     if words:
         magic = session.magics.get(words[0].lstrip("%"))
         if magic is None or len(words) > 1:
-            raise MagicError(f"usage: %help [magic] — no magic named {words[0]!r}; %help lists them")
+            raise MagicError(f"usage: %help [magic] — no magic named {words[0]!r}; %help lists them", words[0])
         run.out(f"{magic.usage}\n\n{inspect.cleandoc(magic.run.__doc__ or magic.doc)}")
         return
     magics = [m for m in session.magics.values() if not m.name.startswith("?")]
@@ -67,10 +68,10 @@ def help_magic(session, run, args: str, body) -> None:
 def _help_or_error(session, name: str, usage: str) -> str:
     """The help text on `name`, or a MagicError saying what is missing."""
     if not name:
-        raise MagicError(f"usage: {usage} (a cell, Cell.handler, slot, type, builtin or keyword)")
+        raise MagicError(f"usage: {usage} (a cell, Cell.handler, slot, type, builtin or keyword)", at_name=True)
     text = help_text(session, name)
     if text is None:
-        raise MagicError(f"nothing is known about {name!r}")
+        raise MagicError(f"nothing is known about {name!r}", name)
     return text
 
 

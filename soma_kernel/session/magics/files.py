@@ -16,7 +16,7 @@ def _path(session, args: str, usage: str) -> str:
     """The one FILE argument, relative to the session's folder."""
     words = split_args(args, usage)
     if len(words) != 1:
-        raise MagicError(f"usage: {usage}")
+        raise MagicError(f"usage: {usage}", at_name=True)
     return os.path.join(session.directory, os.path.expanduser(words[0]))
 
 
@@ -49,14 +49,14 @@ def save_magic(session, run, args: str, body) -> None:
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)
     except OSError as err:
-        raise MagicError(f"cannot write {path}: {err.strerror}") from None
+        raise MagicError(f"cannot write {path}: {err.strerror}", path) from None
     run.out(f"saved {len(session.definitions)} definition(s) to {os.path.relpath(path, session.directory)}")
 
 
 def toml_magic(session, run, args: str, body) -> None:
     """%%toml: the cell body replaces the session's soma.toml (an empty body removes it)."""
     if args.strip():
-        raise MagicError("usage: %%toml on the first line, the soma.toml text below it")
+        raise MagicError("usage: %%toml on the first line, the soma.toml text below it", at_name=True)
     if not body.strip():
         session.set_project(None)
         run.out("soma.toml removed: no [agent] or [verify] settings")
@@ -79,11 +79,11 @@ def cassette_magic(session, run, args: str, body) -> None:
         run.out("cassette off: think() calls go to the provider and nothing is recorded")
         return
     if len(words) not in (1, 3) or (len(words) == 3 and words[1] != "--mode"):
-        raise MagicError(f"usage: {CASSETTE_USAGE}")
+        raise MagicError(f"usage: {CASSETTE_USAGE}", at_name=True)
     try:
         mode = cassette_mode(words[2] if len(words) == 3 else os.environ.get("SOMA_LLM_CASSETTE_MODE"))
     except SomaError as err:
-        raise MagicError(err.detail) from None
+        raise MagicError(err.detail, words[2] if len(words) == 3 else None) from None
     path = os.path.join(session.directory, os.path.expanduser(words[0]))
     models.cassettes.pop((path, mode), None)
     models.cassette_choice = (path, mode)

@@ -52,7 +52,7 @@ def _model(session, name: str, machine: str | None = None):
     decl = _cell_state(session, name).decl
     machines = decl.machines
     if not machines:
-        raise MagicError(f"cell {name} declares no state machine")
+        raise MagicError(f"cell {name} declares no state machine", name)
     if machine is None:
         return build_model(name, machines[0])
     for candidate in machines:
@@ -67,7 +67,7 @@ def state_magic(session, run, args: str, body) -> None:
     """%state Cell [id]: every instance and its state, or one instance's history and next states."""
     words = split_args(args, "%state Cell [instance-id]")
     if len(words) not in (1, 2):
-        raise MagicError("usage: %state Cell [instance-id]")
+        raise MagicError("usage: %state Cell [instance-id]", at_name=True)
     state = _cell_state(session, words[0])
     if len(words) == 1:
         if not instances_of(state):
@@ -106,7 +106,7 @@ def memory_magic(session, run, args: str, body) -> None:
         run.out(stored_contents(session, store))
         return
     if len(words) != 1:
-        raise MagicError("usage: %memory Cell (and %memory alone once %store binds a file)")
+        raise MagicError("usage: %memory Cell (and %memory alone once %store binds a file)", at_name=True)
     state = _cell_state(session, words[0])
     if store is not None:
         store.refresh()
@@ -122,7 +122,7 @@ def memory_magic(session, run, args: str, body) -> None:
 def mocks_magic(session, run, args: str, body) -> None:
     """%mocks: the scripted answers not consumed yet (think, approve, handlers), next first."""
     if args.strip():
-        raise MagicError("usage: %mocks (it takes no arguments)")
+        raise MagicError("usage: %mocks (it takes no arguments)", at_name=True)
     pending = session.runtime.mocks.pending()
     run.out("\n".join(pending) if pending else "no mocks queued")
 
@@ -131,7 +131,7 @@ def diagram_magic(session, run, args: str, body) -> None:
     """%diagram Cell [machine] [instance-id]: the machine with live instance counts and a path."""
     words = split_args(args, "%diagram Cell [machine] [instance-id]")
     if not 1 <= len(words) <= 3:
-        raise MagicError("usage: %diagram Cell [machine] [instance-id]")
+        raise MagicError("usage: %diagram Cell [machine] [instance-id]", at_name=True)
     name, rest = words[0], words[1:]
     state = _cell_state(session, name)
     machine_names = {m.name for m in state.decl.machines}

@@ -34,7 +34,7 @@ def store_magic(session, run, args: str, body) -> None:
     """%store [PATH | off]: bind the [persistent] slots to a store file, show the binding, or unbind."""
     words = split_args(args, USAGE)
     if len(words) > 1:
-        raise MagicError(f"usage: {USAGE}")
+        raise MagicError(f"usage: {USAGE}", at_name=True)
     current = bound_store(session)
     if words == ["off"]:
         if current is None:
@@ -122,7 +122,7 @@ def reset_store_data(session, run, cell) -> None:
     """`%reset --store [Cell]`: wipe the stored data (of one cell) and reset the live state to match."""
     store = bound_store(session)
     if store is None:
-        raise MagicError("--store: no store is bound (`%store` binds one); use %reset")
+        raise MagicError("--store: no store is bound (`%store` binds one); use %reset", "--store")
     store.wipe(cell)
     session.runtime.reset(cell)
     where = shown_path(session, store.path)
