@@ -51,3 +51,15 @@ def test_a_load_error_in_a_notebook_is_shown_at_the_magic_with_its_headline(tmp_
     assert result.error_name == "UserError"
     headline = result.error_value.removeprefix("error: ")
     assert result.error == f"error: cell[2]:1:7: {headline}\n1 | %load nowhere.cell\n  |       ^^^^^^^^^^^^"
+
+
+def test_assigning_to_an_undefined_name_carries_the_missing_name(tmp_path):
+    session = Session(directory=str(tmp_path))
+    session.execute("cell Tally {\n    memory {\n        seen: Map<String, Int>\n    }\n}", "a")
+    result = session.execute("Tally += 1", "b", count=2)
+    assert result.error == (
+        "error: cell[2]:1:1: undefined_variable: undefined variable 'Tally'\n"
+        "1 | Tally += 1\n"
+        "  | ^^^^^\n"
+        "  hint: `Tally` is a cell, not a value: its memory slots (`seen`) are read by their bare name inside "
+        "its handlers, or at top level when no other cell has a slot of that name; `%memory Tally` shows them all")

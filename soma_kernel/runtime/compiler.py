@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from ..core.diagnostics import SomaError
+from ..core.diagnostics import MissingName, SomaError
 from ..syntax import ast
 from ..syntax.lambdas import escape_fix, escape_message, lambda_escape
 from ..syntax.render import render_expr
@@ -134,9 +134,10 @@ class Lambda:
         return self.display_name
 
 
-def raise_at(node: ast.Node, kind: str, detail: str, text: Optional[str] = None):
-    """Raise a SomaError located at `node`."""
-    raise SomaError(kind, detail, node.span, text=text)
+def raise_at(node: ast.Node, kind: str, detail: str, text: Optional[str] = None,
+             missing: Optional[MissingName] = None):
+    """Raise a SomaError located at `node` (with the MissingName of a name lookup that failed)."""
+    raise SomaError(kind, detail, node.span, text=text, missing=missing)
 
 
 class Compiler:
@@ -419,14 +420,16 @@ class Compiler:
                 raise_at(node, "type", f"cannot assign the whole slot '{target.id}' — "
                          f"use {target.id}.set(key, value) or {target.id}.push(value)")
             if not scope.dynamic:
-                raise_at(target, "undefined_variable", f"undefined variable '{target.id}'")
+                raise_at(target, "undefined_variable", f"undefined variable '{target.id}'",
+                         missing=MissingName("variable", target.id))
             env, name = self.env, target.id
 
             def run_env(f):
                 new = value(f)
                 if op is not None:
                     if name not in env:
-                        raise_at(target, "undefined_variable", f"undefined variable '{name}'")
+                        raise_at(target, "undefined_variable", f"undefined variable '{name}'",
+                                 missing=MissingName("variable", name))
                     new = op(env[name], new)
                 env[name] = new
 
