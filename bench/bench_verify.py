@@ -112,6 +112,9 @@ def whole_command_table() -> None:
     cli = best_run([sys.executable, "-m", "soma_kernel", "--help"])
     print(f"\nwhole command (best of {WHOLE_COMMAND_RUNS}); start-up: python {python:.3f} s, "
           f"soma-kernel --help {cli:.3f} s")
+    if sys.flags.dont_write_bytecode:
+        print("note: PYTHONDONTWRITEBYTECODE is set, so every run compiles soma_kernel's modules afresh "
+              "(~0.2 s each); unset it for the times a user sees")
     print(f"{'linear chain states':<22}{'whole s':>9}{'minus start-up':>16}{'s per 10k':>11}")
     with tempfile.TemporaryDirectory() as folder:
         for size in WHOLE_COMMAND_SIZES:
