@@ -344,7 +344,9 @@ def test_source_map_places_combined_lines_in_their_cells(session):
     greeter_start = source_map.text.index("cell Greeter")
     line = source_map.text.count("\n", 0, greeter_start) + 1
     assert source_map.place(line + 5, 16) == "cell[5]:6:16"
-    assert source_map.relabel(f"x session.cell:{line + 1} y session.cell:3:4") == "x cell[5]:2 y cell[1]:3:4"
+    assert source_map.place(3, 4) == "cell[1]:3:4"
+    assert source_map.line_words(line + 1) == "cell[5]:2"
+    assert source_map.line_words(line + 1, line + 6) == "cell[5]:2–7"
 
 
 def test_double_question_mark_on_a_handler_pages_its_source(session):

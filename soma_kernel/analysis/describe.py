@@ -9,7 +9,7 @@ cells; sum types stay out of the card (they appear in `--faces`). `describe_json
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 from ..syntax import ast
 from ..syntax.machines import build_model
@@ -26,6 +26,14 @@ def english_list(items: list[str]) -> str:
 def counted(count: int, singular: str, plural: Optional[str] = None) -> str:
     """`1 signal`, `2 signals`."""
     return f"{count} {singular if count == 1 else (plural or singular + 's')}"
+
+
+LineWords = Callable[..., str]  # names a source line or range: (first, last=None) -> text
+
+
+def plain_line_words(first: int, last: Optional[int] = None) -> str:
+    """How the CLI's texts name a source line or range: `line 5` or `lines 3–9`."""
+    return f"line {first}" if last is None else f"lines {first}–{last}"
 
 
 def source_text(program: ast.Program, node: ast.Node) -> str:
@@ -54,11 +62,14 @@ def handlers_of(program: ast.Program, cell: ast.CellDecl) -> list[ast.Handler]:
     return handlers
 
 
-def describe_cell(program: ast.Program, cell_name: str) -> str:
-    """The card paragraph of one cell; LookupError (worded) for an unknown cell."""
+def describe_cell(program: ast.Program, cell_name: str, line_words: LineWords = plain_line_words) -> str:
+    """The card paragraph of one cell; LookupError (worded) for an unknown cell.
+
+    `line_words(first, last=None)` names a handler's source line (`line N` unless given).
+    """
     for cell in program.cells:
         if cell.name == cell_name:
-            return _cell_paragraph(program, cell)
+            return _cell_paragraph(program, cell, line_words)
     names = [c.name for c in program.cells]
     raise LookupError(f"no cell '{cell_name}' in {program.origin}{did_you_mean(cell_name, names)}")
 
@@ -71,7 +82,7 @@ def describe_card(program: ast.Program) -> str:
     return "\n\n".join(paragraphs) + "\n"
 
 
-def _cell_paragraph(program: ast.Program, cell: ast.CellDecl) -> str:
+def _cell_paragraph(program: ast.Program, cell: ast.CellDecl, line_words: LineWords = plain_line_words) -> str:
     """One cell's sentences."""
     clauses = []
     if cell.face and cell.face.signals:
@@ -87,7 +98,7 @@ def _cell_paragraph(program: ast.Program, cell: ast.CellDecl) -> str:
     sentences = [f"The cell {cell.name} " + "; ".join(clauses) + "."]
     if cell.machine is not None:
         sentences.extend(_machine_sentences(cell))
-    public = [f"{h.name} (line {h.span.line})" for h in handlers if not h.is_private]
+    public = [f"{h.name} ({line_words(h.span.line)})" for h in handlers if not h.is_private]
     private = [h.name for h in handlers if h.is_private]
     if public:
         sentences.append(f"{'Handler' if len(public) == 1 else 'Handlers'}: {english_list(public)}.")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..syntax import ast
 from .context import ProgramIndex, did_you_mean
-from .describe import signal_text
+from .describe import LineWords, plain_line_words, signal_text
 from .frames import FrameUsage, Use, body_usage, frame_of, violations
 
 KINDS = ("calls", "writes", "reads", "moves")
@@ -24,8 +24,11 @@ class SkeletonError(Exception):
         self.hint = hint
 
 
-def skeleton_text(program: ast.Program, target: str) -> str:
-    """The frame report of `Cell.signal`; SkeletonError when it does not exist."""
+def skeleton_text(program: ast.Program, target: str, line_words: LineWords = plain_line_words) -> str:
+    """The frame report of `Cell.signal`; SkeletonError when it does not exist.
+
+    `line_words(first, last=None)` names source lines (`line N` / `lines A–B` unless given).
+    """
     cell_name, dot, signal_name = target.partition(".")
     if not dot or not cell_name or not signal_name:
         raise SkeletonError(f"expected Cell.signal, got '{target}'")
@@ -42,7 +45,8 @@ def skeleton_text(program: ast.Program, target: str) -> str:
     if signal is None:
         raise SkeletonError(f"skeleton agent '{cell_name}' has no signal '{signal_name}'"
                             f"{did_you_mean(signal_name, info.signals)} (signals: {', '.join(info.signals)})")
-    lines = [f"skeleton agent {cell_name} — signal {signal_text(signal)} (line {signal.span.line})", "  frame:"]
+    heading = f"skeleton agent {cell_name} — signal {signal_text(signal)} ({line_words(signal.span.line)})"
+    lines = [heading, "  frame:"]
     frame = frame_of(signal)
     declared = {"calls": frame.calls, "writes": frame.writes, "reads": frame.reads,
                 "moves": [f"{a} -> {b}" for a, b in frame.moves]}
@@ -51,18 +55,18 @@ def skeleton_text(program: ast.Program, target: str) -> str:
     if handler is None:
         lines.append(f"  flesh body: none (no `on {signal_name}` in flesh {cell_name})")
         return "\n".join(lines) + "\n"
-    lines.extend(_body_lines(signal, handler, body_usage(index, info, handler)))
+    lines.extend(_body_lines(signal, handler, body_usage(index, info, handler), line_words))
     return "\n".join(lines) + "\n"
 
 
-def _body_lines(signal: ast.Signal, handler: ast.Handler, usage: FrameUsage) -> list[str]:
+def _body_lines(signal: ast.Signal, handler: ast.Handler, usage: FrameUsage, line_words: LineWords) -> list[str]:
     """The body's line range, its uses by kind, and the verdict."""
     span = handler.span
-    lines = [f"  flesh body: on {handler.name} (lines {span.line}–{span.end_line})"]
+    lines = [f"  flesh body: on {handler.name} ({line_words(span.line, span.end_line)})"]
     outside = {id(v.use) for v in violations(signal, usage)}
     for kind in KINDS:
         uses = getattr(usage, kind)
-        lines.append(f"    {kind:<7}{_uses_text(kind, uses, outside) if uses else 'none'}")
+        lines.append(f"    {kind:<7}{_uses_text(kind, uses, outside, line_words) if uses else 'none'}")
     if outside:
         lines.append(f"  ✗ {len(outside)} use(s) outside the frame: soma check refuses this body")
     else:
@@ -70,13 +74,13 @@ def _body_lines(signal: ast.Signal, handler: ast.Handler, usage: FrameUsage) -> 
     return lines
 
 
-def _uses_text(kind: str, uses: list[Use], outside: set[int]) -> str:
+def _uses_text(kind: str, uses: list[Use], outside: set[int], line_words: LineWords) -> str:
     """`classify() (line 53), think() (line 47) ✗ outside the frame`."""
     parts = []
     for use in uses:
         what = _use_label(kind, use.what)
         mark = " ✗ outside the frame" if id(use) in outside else ""
-        parts.append(f"{what} (line {use.node.span.line}){mark}")
+        parts.append(f"{what} ({line_words(use.node.span.line)}){mark}")
     return ", ".join(parts)
 
 

@@ -8,7 +8,6 @@ maps positions in that text back to the notebook cell each part came from.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -17,8 +16,6 @@ from ..syntax import ast
 from ..syntax.ast import Span
 
 SESSION_ORIGIN = "session.cell"
-LINE_WORDS = re.compile(r"\((lines?) (\d+)(?:–(\d+))?\)")
-SESSION_POSITION = re.compile(re.escape(SESSION_ORIGIN) + r":(\d+)(?::(\d+))?")
 
 
 @dataclass
@@ -76,26 +73,10 @@ class SourceMap:
         part, span = self.to_cell(Span(line, col or 1, line, col or 1, offset, offset))
         return f"{part.origin}:{span.line}" + (f":{span.col}" if col is not None else "")
 
-    def relabel(self, text: str) -> str:
-        """`text` with every `session.cell:line[:col]` replaced by its notebook cell position."""
-
-        def moved(match) -> str:
-            col = match.group(2)
-            return self.place(int(match.group(1)), int(col) if col else None)
-
-        return SESSION_POSITION.sub(moved, text)
-
-    def relabel_line_words(self, text: str) -> str:
-        """`text` with each `(line N)` / `(lines A–B)` of the combined text as `(cell[N]:line)` / `(cell[N]:A–B)`."""
-
-        def moved(match) -> str:
-            first = self.place(int(match.group(2)))
-            if match.group(3) is None:
-                return f"({first})"
-            last = self.place(int(match.group(3))).rsplit(":", 1)[1]
-            return f"({first}–{last})"
-
-        return LINE_WORDS.sub(moved, text)
+    def line_words(self, first: int, last: Optional[int] = None) -> str:
+        """`cell[N]:line` or `cell[N]:A–B` for a combined-text line or range (what `(line N)` says on the CLI)."""
+        where = self.place(first)
+        return where if last is None else f"{where}–{self.place(last).rsplit(':', 1)[1]}"
 
     def render(self, diagnostic: Diagnostic) -> str:
         """A diagnostic of the combined program, rendered at its place in its notebook cell."""

@@ -44,7 +44,7 @@ from ..runtime.interpreter import Runtime
 from ..syntax import ast
 from ..syntax.ast import Span
 from ..syntax.parser import parse, parse_fragment
-from ..testing.runner import apply_mock, run_rule
+from ..testing.runner import apply_mock, origin_place, run_rule
 from .definitions import SESSION_ORIGIN, Definition, SourceMap, combined_text, definition_key
 from .display import value_bundle
 from .hints import missing_name_hint
@@ -454,7 +454,7 @@ class Session:
         if isinstance(node, ast.RuleMock):
             return self._run_mock(node, code, origin)
         if isinstance(node, RULE_TYPES):
-            for line in run_rule(self.runtime, node, self.variables, origin).lines:
+            for line in run_rule(self.runtime, node, self.variables, origin_place(origin)).lines:
                 run.out(line)
             return None
         agent = self.runtime.agent

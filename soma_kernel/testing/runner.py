@@ -139,12 +139,26 @@ class Output:
         self.err(text)
 
 
+def origin_place(origin: str) -> Callable[..., str]:
+    """The position renderer the CLI uses: `place(line, col=None)` gives `origin:line[:col]`."""
+
+    def place(line: int, col: Optional[int] = None) -> str:
+        return f"{origin}:{line}" + (f":{col}" if col is not None else "")
+
+    return place
+
+
 def run_tests(program: ast.Program, project=None, origin: Optional[str] = None,
               only: Optional[str] = None, output: Optional[Output] = None,
-              runtime=None) -> TestReport:
-    """Run the program's test cells (or just `only`) and report as the CLI does."""
+              runtime=None, place: Optional[Callable[..., str]] = None) -> TestReport:
+    """Run the program's test cells (or just `only`) and report as the CLI does.
+
+    `place(line, col=None)` renders a position of the program in ✗ lines and
+    notes (`origin:line[:col]` unless given).
+    """
     output = output or Output()
     origin = origin or program.origin
+    place = place or origin_place(origin)
     report = TestReport(lines=output.report_lines)
     tests = [t for t in program.tests if only is None or t.name == only]
     if not tests:
@@ -158,71 +172,66 @@ def run_tests(program: ast.Program, project=None, origin: Optional[str] = None,
     if runtime is None:
         rt.load_program(program)
     for test in tests:
-        report.cells.append(run_test_cell(rt, test, origin, output))
+        report.cells.append(run_test_cell(rt, test, origin, place, output))
     output.line("")
     total = report.passed + report.failed
     output.line(f"{total} tests: {report.passed} passed, {report.failed} failed")
     return report
 
 
-def run_test_cell(rt, test: ast.TestCell, origin: str, output: Output) -> TestCellResult:
-    """Run one test cell from fresh state."""
+def run_test_cell(rt, test: ast.TestCell, origin: str, place: Callable[..., str], output: Output) -> TestCellResult:
+    """Run one test cell from fresh state; `place` renders a rule's line, `origin` names the file."""
     output.line(f"test {test.name} ...")
     rt.reset()
     result = TestCellResult(test.name)
     env: dict = {}
     for rule in test.rules:
         rt.agent.reset_budget()  # each rule starts with no budget (a session keeps one: see Session)
-        outcome = run_rule(rt, rule, env, origin)
+        outcome = run_rule(rt, rule, env, place)
         outcome.rule = rule
         for line in outcome.lines:
             output.line(line)
         result.outcomes.append(outcome)
         if outcome.raised is not None and not isinstance(rule, ast.RuleAssertFails):
-            discard_unused_mocks(rt, origin, rule, output)
+            discard_unused_mocks(rt, place, rule, output)
     for line in rt.mocks.pending():
         output.note(f"note: {origin}: `{line}` was scripted but never used in test {test.name}")
     return result
 
 
-def discard_unused_mocks(rt, origin: str, rule, output: Output) -> None:
+def discard_unused_mocks(rt, place: Callable[..., str], rule, output: Output) -> None:
     """After a rule raised, mocks it left unconsumed are dropped with a note."""
     pending = rt.mocks.pending()
     if pending:
         rt.mocks.think.clear()
         rt.mocks.approve.clear()
-        output.note(f"note: {origin}:{rule.span.line}: discarded {len(pending)} unused mock(s) after the rule "
+        output.note(f"note: {place(rule.span.line)}: discarded {len(pending)} unused mock(s) after the rule "
                     f"raised: {'; '.join(pending)}")
 
 
-def run_rule(rt, rule, env: dict, origin: str) -> RuleOutcome:
-    """Run one rule of a test cell (also used by the kernel for session lines)."""
+def run_rule(rt, rule, env: dict, place: Callable[..., str]) -> RuleOutcome:
+    """Run one rule of a test cell (also used by the kernel for session lines); `place` renders its line."""
     runner = RULES[type(rule).__name__]
-    return runner(rt, rule, env, origin)
+    return runner(rt, rule, env, place)
 
 
-def where(origin: str, rule) -> str:
-    """`file:line` of a rule, for ✗ lines."""
-    return f"{origin}:{rule.span.line}"
-
-
-def rule_let(rt, rule: ast.RuleLet, env: dict, origin: str) -> RuleOutcome:
+def rule_let(rt, rule: ast.RuleLet, env: dict, place: Callable[..., str]) -> RuleOutcome:
     """`let name = expr`: evaluated once, bound for later rules."""
     try:
         env[rule.name] = rt.evaluate(rule.value, env)
     except SomaError as err:
-        return RuleOutcome([f"  ✗ {where(origin, rule)}  let {rule.name} = … — ERROR: {err.text}"],
+        return RuleOutcome([f"  ✗ {place(rule.span.line)}  let {rule.name} = … — ERROR: {err.text}"],
                            passed=False, counted=True, raised=err.text)
     return RuleOutcome([])
 
 
-def rule_mock(rt, rule: ast.RuleMock, env: dict, origin: str) -> RuleOutcome:
+def rule_mock(rt, rule: ast.RuleMock, env: dict, place: Callable[..., str]) -> RuleOutcome:
     """`mock think|approve|now|Handler [error] value`: script what comes next."""
     try:
         value = rt.evaluate(rule.value, env)
         apply_mock(rt, rule, value)
     except SomaError as err:
-        return RuleOutcome([f"  ✗ {where(origin, rule)}  mock {rule.target} … — ERROR: {err.text}"],
+        return RuleOutcome([f"  ✗ {place(rule.span.line)}  mock {rule.target} … — ERROR: {err.text}"],
                            passed=False, counted=True, raised=err.text)
     return RuleOutcome([])
 
@@ -251,7 +260,7 @@ def apply_mock(rt, rule: ast.RuleMock, value) -> None:
         queue.append(("error" if rule.is_error else "value", value))
 
 
-def rule_assert(rt, rule: ast.RuleAssert, env: dict, origin: str) -> RuleOutcome:
+def rule_assert(rt, rule: ast.RuleAssert, env: dict, place: Callable[..., str]) -> RuleOutcome:
     """`assert E`: E must be true; a comparison shows both sides when it is not."""
     expr = rule.expr
     comparison = isinstance(expr, ast.Binary) and expr.op in COMPARISONS
@@ -264,14 +273,14 @@ def rule_assert(rt, rule: ast.RuleAssert, env: dict, origin: str) -> RuleOutcome
         else:
             value = rt.evaluate(expr, env)
     except SomaError as err:
-        return RuleOutcome([f"  ✗ {where(origin, rule)}  assert {rule.source} — ERROR: {err.text}"],
+        return RuleOutcome([f"  ✗ {place(rule.span.line)}  assert {rule.source} — ERROR: {err.text}"],
                            passed=False, counted=True, raised=err.text)
     if value is True:
         return RuleOutcome([f"  ✓ assert {rule.source}"], counted=True)
     if value is not False:
-        return RuleOutcome([f"  ✗ {where(origin, rule)}  assert {rule.source} — ERROR: assert needs a Bool, "
+        return RuleOutcome([f"  ✗ {place(rule.span.line)}  assert {rule.source} — ERROR: assert needs a Bool, "
                             f"got {display(value)}"], passed=False, counted=True)
-    lines = [f"  ✗ {where(origin, rule)}  assert {rule.source} — FAILED"]
+    lines = [f"  ✗ {place(rule.span.line)}  assert {rule.source} — FAILED"]
     outcome = RuleOutcome(lines, passed=False, counted=True)
     if comparison:
         outcome.left, outcome.right = display_inner(left), display_inner(right)
@@ -296,25 +305,25 @@ def field_hints(rt, expr: ast.Binary, env: dict) -> list[str]:
     return hints
 
 
-def rule_assert_fails(rt, rule: ast.RuleAssertFails, env: dict, origin: str) -> RuleOutcome:
+def rule_assert_fails(rt, rule: ast.RuleAssertFails, env: dict, place: Callable[..., str]) -> RuleOutcome:
     """`assert_fails E [matching "t"]`: E must raise (an error whose kind or text holds t)."""
     shown = f"{rule.source} matching {json.dumps(rule.matching, ensure_ascii=False)}" if rule.matching else rule.source
     try:
         value = rt.evaluate(rule.expr, env)
     except SomaError as err:
         if err.kind == "undefined_variable":
-            return RuleOutcome([f"  ✗ {where(origin, rule)}  assert_fails {shown} — FAILED: it raised {err.text}, "
-                                "a bug rather than the failure under test (run `soma check`)"],
+            return RuleOutcome([f"  ✗ {place(rule.span.line)}  assert_fails {shown} — FAILED: it raised "
+                                f"{err.text}, a bug rather than the failure under test (run `soma check`)"],
                                passed=False, counted=True, raised=err.text)
         if rule.matching and rule.matching not in err.kind and rule.matching not in err.text:
-            return RuleOutcome([f"  ✗ {where(origin, rule)}  assert_fails {shown} — FAILED: it raised something "
+            return RuleOutcome([f"  ✗ {place(rule.span.line)}  assert_fails {shown} — FAILED: it raised something "
                                 f"else: {err.text}"], passed=False, counted=True, raised=err.text)
         return RuleOutcome([f"  ✓ assert_fails {shown} — raised {err.text}"], counted=True, raised=err.text)
-    return RuleOutcome([f"  ✗ {where(origin, rule)}  assert_fails {shown} — FAILED: expected a runtime error, "
+    return RuleOutcome([f"  ✗ {place(rule.span.line)}  assert_fails {shown} — FAILED: expected a runtime error, "
                         f"but it succeeded with {display_inner(value)}"], passed=False, counted=True)
 
 
-def rule_property(rt, rule: ast.RuleProperty, env: dict, origin: str) -> RuleOutcome:
+def rule_property(rt, rule: ast.RuleProperty, env: dict, place: Callable[..., str]) -> RuleOutcome:
     """`property "n" forall v: Int in lo..hi ensures E`: exhaustive when small, else sampled."""
     try:
         lo = rt.evaluate(rule.lo, env)
@@ -335,7 +344,7 @@ def rule_property(rt, rule: ast.RuleProperty, env: dict, origin: str) -> RuleOut
                 return RuleOutcome([f"  ✗ property \"{rule.name}\" — FAILED with counter-example "
                                     f"{rule.var} = {candidate}"], passed=False, counted=True)
     except SomaError as err:
-        return RuleOutcome([f"  ✗ {where(origin, rule)}  property \"{rule.name}\" — ERROR: {err.text}"],
+        return RuleOutcome([f"  ✗ {place(rule.span.line)}  property \"{rule.name}\" — ERROR: {err.text}"],
                            passed=False, counted=True, raised=err.text)
     return RuleOutcome([f"  ✓ property \"{rule.name}\" (forall {rule.var} in {lo}..{hi}: {coverage})"],
                        counted=True)

@@ -75,11 +75,7 @@ def test_magic(session, run, args: str, body) -> None:
     if words:
         program = _only_test(program, words[0])
     quiet = Output(out=lambda line: None, err=lambda line: None)  # the widget's text twin shows every line
-    report = run_tests(program, session.project, SESSION_ORIGIN, output=quiet)
-    report.lines[:] = [source_map.relabel(line) for line in report.lines]
-    for cell in report.cells:
-        for outcome in cell.outcomes:
-            outcome.lines[:] = [source_map.relabel(line) for line in outcome.lines]
+    report = run_tests(program, session.project, SESSION_ORIGIN, output=quiet, place=source_map.place)
     _widget, bundle = test_widget(report)
     run.show(bundle)
 
@@ -105,9 +101,10 @@ def describe_magic(session, run, args: str, body) -> None:
         if name not in known:
             raise MagicError(f"no cell named {name} (defined: {', '.join(sorted(known)) or 'none'})", name)
     cells = {c.name: c for c in program.cells}
-    paragraphs = [" ".join(filter(None, [describe_cell(program, name).rstrip("\n"), tools_sentence(cells[name])]))
+    paragraphs = [" ".join(filter(None, [describe_cell(program, name, source_map.line_words).rstrip("\n"),
+                                         tools_sentence(cells[name])]))
                   for name in names]
-    run.out(source_map.relabel_line_words("\n\n".join(paragraphs)))
+    run.out("\n\n".join(paragraphs))
 
 
 def skeleton_magic(session, run, args: str, body) -> None:
@@ -117,7 +114,7 @@ def skeleton_magic(session, run, args: str, body) -> None:
         raise MagicError("usage: %skeleton Cell.signal", at_name=True)
     program, source_map = _program(session)
     try:
-        run.out(source_map.relabel_line_words(skeleton_text(program, words[0])))
+        run.out(skeleton_text(program, words[0], source_map.line_words))
     except SkeletonError as err:
         raise MagicError(str(err)) from None
 
