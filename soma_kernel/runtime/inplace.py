@@ -115,20 +115,15 @@ def unshared(holder, key) -> bool:
 
 
 def _probe_helper() -> int:
-    """The count at which `unshared` tells a lone value from a shared one (-1: none does)."""
+    """The count at which `unshared` (and extend_unshared, which makes the same test in its own
+    frame) tells a lone value from a shared one (-1: none does)."""
     global _helper_unshared
     for count in range(1, MAX_PROBED_COUNT):
         _helper_unshared = count
-        if _tells_apart(lambda holder: unshared(holder, 1)):
+        if (_tells_apart(lambda holder: unshared(holder, 1))
+                and _tells_apart(lambda holder: extend_unshared(holder, 1, []), (list,))):
             return count
     return -1
-
-
-MAX_PROBED_COUNT = 8
-GENERATED_UNSHARED = _probe_generated()
-LOCAL_UNSHARED = _probe_local()
-_helper_unshared = -1
-_helper_unshared = _probe_helper()
 
 
 def extend_unshared(holder, key, items: list) -> bool:
@@ -136,10 +131,17 @@ def extend_unshared(holder, key, items: list) -> bool:
 
     The caller must not hold the list itself, and `items` must not be it.
     """
-    if type(holder[key]) is list and unshared(holder, key):
+    if type(holder[key]) is list and _refcount(holder[key]) == _helper_unshared:  # unshared(), inline
         holder[key] += items
         return True
     return False
+
+
+MAX_PROBED_COUNT = 8
+GENERATED_UNSHARED = _probe_generated()
+LOCAL_UNSHARED = _probe_local()
+_helper_unshared = -1
+_helper_unshared = _probe_helper()
 
 
 def owned_part(holder, key, node):
