@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Callable, Optional
+from contextlib import contextmanager
+from typing import Callable, Iterator, Optional
 
 from ..core.diagnostics import SomaError
 from .mocks import Mocks, capped, scripted_error, tokens_of
@@ -74,19 +75,22 @@ class Agent:
         self.budget = None
         self.used = 0
 
-    def reserve(self, request_bytes: int, messages: int, max_tokens: int) -> Optional[int]:
-        """Reserve a request's upper bound on the running horde's budget_tokens
-        (refused with kind `budget`); the reserved amount, or None outside a horde budget."""
+    @contextmanager
+    def reservation(self, request_bytes: int, messages: int, max_tokens: int) -> Iterator[None]:
+        """For the with-block (one model request), reserve its upper bound on the running
+        horde's budget_tokens (refused with kind `budget`), then give the reservation back
+        and count the tokens the block spent. Outside a horde budget it does nothing."""
         if self.horde_budget is None:
-            return None
-        want = request_bound(request_bytes, messages, max_tokens)
-        self.horde_budget.reserve(want)
-        return want
-
-    def settle(self, reserved: Optional[int], spent: int) -> None:
-        """A request is over: give its reservation back and count what it spent."""
-        if reserved is not None and self.horde_budget is not None:
-            self.horde_budget.settle(reserved, spent)
+            yield
+            return
+        budget = self.horde_budget
+        reserved = request_bound(request_bytes, messages, max_tokens)
+        budget.reserve(reserved)
+        before = self.used
+        try:
+            yield
+        finally:
+            budget.settle(reserved, self.used - before)
 
     # ------------------------------------------------------------ statement atomicity
 
@@ -117,13 +121,9 @@ class Agent:
             if settings is not None:  # each request reserves on a horde budget (llm.rounds)
                 return self.model_think(prompt, system, options, max_tokens, cell_name, settings, json_mode)
         request_bytes = len(prompt.encode()) + len((system or "").encode())
-        reserved = self.reserve(request_bytes, 2 if system else 1, max_tokens)
-        before = self.used
-        try:
+        with self.reservation(request_bytes, 2 if system else 1, max_tokens):
             reply = self.mocked_reply(prompt, max_tokens, cell_name)
             self.charge(prompt, system, reply, max_tokens)
-        finally:
-            self.settle(reserved, self.used - before)
         self.trace.append(("Think", {"prompt": prompt, "reply": reply}))
         return reply
 

@@ -96,13 +96,9 @@ class ModelClient:
                        "messages": json.loads(json.dumps(conversation)), "tools": tools,
                        "max_tokens": call.max_tokens, "json": call.json_mode}
             sent = json.dumps({"system": call.system, "messages": request["messages"], "tools": tools})
-            reserved = agent.reserve(len(sent.encode()), len(request["messages"]) + 1, call.max_tokens)
-            before = agent.used
-            try:
+            with agent.reservation(len(sent.encode()), len(request["messages"]) + 1, call.max_tokens):
                 reply = self.exchange(request, call, provider)
                 self._charge(agent, call, reply, iteration)
-            finally:
-                agent.settle(reserved, agent.used - before)
             if reply.calls:
                 if not call.tools:
                     break
