@@ -11,7 +11,7 @@ import pytest
 
 from soma_kernel.analysis.check import check_program
 from soma_kernel.core.diagnostics import SomaError
-from soma_kernel.runtime.builtins import BUILTINS, arity_error, call_builtin
+from soma_kernel.runtime.builtins import BUILTINS, arity_error, builtin, call_builtin
 from soma_kernel.session.complete import complete
 from soma_kernel.session.inspect import help_text
 from soma_kernel.session.session import Session
@@ -63,3 +63,10 @@ def test_checking_a_machine_program_loads_no_pure_builtin_group():
               "print(sorted(m for m in sys.modules if m.startswith('soma_kernel.runtime.builtins.')))")
     loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "['soma_kernel.runtime.builtins.context', 'soma_kernel.runtime.builtins.registry']"
+
+
+def test_a_second_registration_of_a_builtin_name_is_refused_and_the_first_kept():
+    first = BUILTINS["len"]
+    with pytest.raises(RuntimeError, match="'len' of group 'extra' is already registered by group"):
+        builtin("extra", "len(x: Any) -> Int", "A second len.")(lambda x: 0)
+    assert BUILTINS["len"] is first

@@ -348,23 +348,6 @@ def pvariance(xs):
     return _statistic("pvariance", statistics.pvariance, xs, 1)
 
 
-@builtin(GROUP, "quantile(values: List, q: Float) -> Float",
-         "q-th quantile with linear interpolation between the nearest sorted values.")
-def quantile(xs, q):
-    """quantile(xs, 0.5) == median(xs)."""
-    items = sorted(_numbers("quantile", expect_list("quantile", xs)))
-    q = float(expect_number("quantile", q))
-    if not items:
-        return None
-    if not 0.0 <= q <= 1.0:
-        raise SomaError("range", "quantile() needs q between 0 and 1")
-    position = q * (len(items) - 1)
-    low = int(_m.floor(position))
-    high = min(low + 1, len(items) - 1)
-    fraction = position - low
-    return float(items[low]) + (float(items[high]) - float(items[low])) * fraction
-
-
 @builtin(GROUP, "idiv(a: Int, b: Int) -> Int", "Integer division truncating toward zero.")
 def idiv(a, b):
     """idiv(-7, 2) = -3."""

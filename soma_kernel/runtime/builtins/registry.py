@@ -84,6 +84,8 @@ def builtin(group: str, signature: str, doc: str, *, name: Optional[str] = None,
     read from the Python signature (less the `call` of a builtin that
     `needs_runtime`) unless `min_args`/`max_args` are given (max_args None =
     variadic). `aliases` register the same function under other names.
+    A name registered twice is a mistake in the builtin groups, refused at
+    import (a later group would silently replace an earlier one's builtin).
     """
 
     def register(fn: Callable) -> Callable:
@@ -94,6 +96,9 @@ def builtin(group: str, signature: str, doc: str, *, name: Optional[str] = None,
         low = low if min_args is None else min_args
         high = high if max_args == -1 else max_args
         for each in (soma_name, *aliases):
+            if each in BUILTINS:
+                raise RuntimeError(f"builtin {each!r} of group {group!r} is already registered by group "
+                                   f"{BUILTINS[each].group!r}")
             BUILTINS[each] = Builtin(each, fn, low, high, group, signature, doc, pure, needs_runtime, usage)
         return fn
 
