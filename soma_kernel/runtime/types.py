@@ -177,23 +177,14 @@ def element_problem(ref: ast.TypeRef, value, sum_types) -> Optional[str]:
 
 
 def _fits_return_top(name: str, value, sum_types) -> bool:
-    """The top-level rule of a returned value (see the section comment)."""
-    kind = type(value)
-    if name == "Int":
-        return kind is int or (kind is float and value.is_integer())
-    if name == "Float":
-        return kind in (int, float)
-    if name == "String":
-        return kind is str
-    if name == "Bool":
-        return kind is bool
-    if name == "List":
-        return value is None or kind is list
-    if name == "Map":
-        return value is None or isinstance(value, (dict, Variant))
-    if name in sum_types:
-        return isinstance(value, Variant) and value.type_name == name
-    return True
+    """The top-level rule of a returned value (see the section comment): an
+    element's rule, except that `-> Int` also takes a whole Float and a sum
+    type refuses `()`."""
+    if name == "Int" and type(value) is float:
+        return value.is_integer()
+    if value is None and name in sum_types:
+        return False
+    return _fits_element(name, value, sum_types)
 
 
 def _fits_element(name: str, value, sum_types) -> bool:
