@@ -56,11 +56,17 @@ def _alpha(fn_name: str, opts: dict) -> float:
     return alpha
 
 
+def _nonempty_numbers(fn_name: str, values: Any) -> list[float]:
+    """`values` as a non-empty list of Floats."""
+    numbers = _numbers(fn_name, values)
+    if not numbers:
+        raise SomaError("type", f"{fn_name}: empty input")
+    return numbers
+
+
 def _returns(fn_name: str, values: Any, opts: dict) -> list[float]:
     """The returns, non-empty and within `max_obs` when it is given."""
-    returns = _numbers(fn_name, values)
-    if not returns:
-        raise SomaError("type", f"{fn_name}: empty input")
+    returns = _nonempty_numbers(fn_name, values)
     if "max_obs" in opts:
         bound = opts["max_obs"]
         if type(bound) is not int or bound < 0:
@@ -68,6 +74,13 @@ def _returns(fn_name: str, values: Any, opts: dict) -> list[float]:
         if len(returns) > bound:
             raise _range_error(fn_name, f"{len(returns)} observations past max_obs {bound}")
     return returns
+
+
+def _risk_inputs(fn_name: str, returns: Any, opts: Any) -> tuple[dict, float, list[float]]:
+    """The options Map, its confidence level `alpha` and the checked returns of a risk measure."""
+    options = _options(fn_name, opts)
+    alpha = _alpha(fn_name, options)
+    return options, alpha, _returns(fn_name, returns, options)
 
 
 def _quantile(sorted_values: list[float], q: float) -> float:
@@ -81,18 +94,15 @@ def _quantile(sorted_values: list[float], q: float) -> float:
 @builtin(GROUP, "quantile(values: List, q: Float) -> Float",
          "The empirical q-quantile (0 ≤ q ≤ 1, clamped) of `values`, interpolated linearly.")
 def quantile(values, q):
-    numbers = _numbers("quantile", values)
-    if not numbers:
-        raise SomaError("type", "quantile: empty input")
+    numbers = _nonempty_numbers("quantile", values)
     return _quantile(sorted(numbers), min(max(as_float("quantile", q), 0.0), 1.0))
 
 
 @builtin(GROUP, "var_historical(returns: List, opts?: Map) -> Float",
          "Historical value-at-risk at confidence `alpha` (0.95): minus the (1 - alpha) quantile of the returns.")
 def var_historical(returns, opts=None):
-    options = _options("var_historical", opts)
-    alpha = _alpha("var_historical", options)
-    values = sorted(_returns("var_historical", returns, options))
+    _, alpha, values = _risk_inputs("var_historical", returns, opts)
+    values.sort()
     return -_quantile(values, 1.0 - alpha)
 
 
@@ -100,9 +110,7 @@ def var_historical(returns, opts=None):
          "Historical expected shortfall (CVaR): minus the mean of the returns at or below the "
          "(1 - alpha) quantile.")
 def expected_shortfall_historical(returns, opts=None):
-    options = _options("expected_shortfall_historical", opts)
-    alpha = _alpha("expected_shortfall_historical", options)
-    values = _returns("expected_shortfall_historical", returns, options)
+    _, alpha, values = _risk_inputs("expected_shortfall_historical", returns, opts)
     cutoff = _quantile(sorted(values), 1.0 - alpha)
     tail = [x for x in values if x <= cutoff]
     return -(sum(tail) / len(tail)) if tail else -cutoff
@@ -112,9 +120,7 @@ def expected_shortfall_historical(returns, opts=None):
          "Gaussian value-at-risk: -(mu + sigma · Φ⁻¹(1 - alpha)), mu and sigma (population) from "
          "the returns unless given.")
 def var_gaussian(returns, opts=None):
-    options = _options("var_gaussian", opts)
-    alpha = _alpha("var_gaussian", options)
-    values = _returns("var_gaussian", returns, options)
+    options, alpha, values = _risk_inputs("var_gaussian", returns, opts)
     mean = sum(values) / len(values)
     mu = as_float("var_gaussian", options.get("mu", mean))
     spread = math.sqrt(sum((x - mean) ** 2 for x in values) / len(values))
