@@ -51,7 +51,6 @@ class VerifySettings:
     always: list[str] = field(default_factory=list)
     after: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     before: dict[str, dict[str, list[str]]] = field(default_factory=dict)
-    cells_line: int = 0
     fair: bool = True  # `fair = false`: liveness without the fairness assumption (as --unfair)
 
     @property
@@ -147,7 +146,6 @@ def _verify_section(table: dict, locator: "_KeyLocator") -> VerifySettings:
     for key, value in table.items():
         if key == "cells":
             settings.cells = _expect_string_list(value, locator, where, key, allow_empty=True)
-            settings.cells_line = locator.line_of(where, key)
         elif key == "deadlock_free":
             _expect(isinstance(value, bool), locator, where, key, "a boolean", value)
         elif key == "fair":

@@ -48,12 +48,6 @@ def _too_large() -> SomaError:
     return SomaError("range", "Int too large to convert to Float")
 
 
-def is_number(v: Any) -> bool:
-    """True for Int and Float values (never Bool)."""
-    t = type(v)
-    return t is int or t is float
-
-
 def _is_numeric_list(xs: list) -> bool:
     """True when every element of `xs` is an Int or a Float."""
     for x in xs:
