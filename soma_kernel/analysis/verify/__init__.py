@@ -4,7 +4,7 @@ Entry points for other components (the kernel renders widgets from the
 structured report and highlights counter-examples on diagrams):
 - `verify_program(program, project, path, strict=False) -> VerifyReport`
 - `render_text(report) -> str` (exactly the CLI text), `render_json(report) -> str`
-The CLI is `command.main(argv)`; `command.run(...)` adds the `soma check` gate.
+`gate.check_then_verify(...)` adds the `soma check` gate (the CLI and `%verify` call it).
 """
 
 from .checks import verify_program

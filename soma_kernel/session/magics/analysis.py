@@ -10,8 +10,7 @@ from __future__ import annotations
 from ...analysis.check import check_program
 from ...analysis.describe import describe_cell, tools_sentence
 from ...analysis.skeleton import SkeletonError, skeleton_text
-from ...analysis.verify import verify_program
-from ...analysis.verify.report import VerifyReport
+from ...analysis.verify.gate import check_then_verify
 from ...syntax import ast
 from ...testing.runner import Output, run_tests
 from ..definitions import SESSION_ORIGIN
@@ -53,12 +52,7 @@ def verify_magic(session, run, args: str, body) -> None:
         raise MagicError("usage: %verify [--strict] [--unfair]", at_name=True)
     strict, unfair = "--strict" in words, "--unfair" in words
     program, source_map = _program(session)
-    checked = check_program(program, session.project)
-    if checked.passed:
-        report = verify_program(program, session.project, SESSION_ORIGIN, strict=strict, unfair=unfair)
-    else:
-        report = VerifyReport(SESSION_ORIGIN, strict=strict, check_failed=True)
-        report.check_errors = [source_map.render(error) for error in checked.errors]
+    report = check_then_verify(program, session.project, SESSION_ORIGIN, source_map.render, strict, unfair)
     _widget, bundle = verify_widget(report)
     run.show(bundle)
 
