@@ -157,3 +157,43 @@ def test_int_locals_agree_with_the_general_operators(name):
     for statement in statements:
         value = session.execute(statement, env)
     assert rt.call("run", []) == value == expected
+
+
+LEDGER = """
+cell Ledger {
+    memory {
+        spent: Map<String, Int>
+        invariant key != "void"
+        invariant value <= 100
+        invariant spent.len <= 2
+    }
+    on spend(who: String, amount: Int) {
+        spent.set(who, amount)
+        return amount
+    }
+    on spend_one_more(who: String, amount: Int) {
+        spent.set(who, amount + 1)
+        return amount
+    }
+}
+"""
+
+
+def test_inline_writes_bind_the_key_the_value_and_the_size_an_invariant_reads():
+    rt = Runtime(note=lambda text: None, under_test=True)
+    rt.load_program(parse(LEDGER, origin="ledger.cell"))
+    rt.call("spend", ["a", 100])
+    rt.call("spend_one_more", ["b", 99])
+    refused = [("spend", "void", 1), ("spend", "a", 101), ("spend_one_more", "a", 100), ("spend", "c", 1)]
+    for handler, who, amount in refused:
+        assert failure(rt, handler, who, amount).kind == "invariant"
+    assert rt.cells["Ledger"].slots["spent"].data == {"a": 100, "b": 100}
+
+
+def test_a_top_level_call_reaches_the_definition_of_the_moment():
+    rt = Runtime(note=lambda text: None, under_test=True)
+    rt.load_program(parse("cell A {\n    on f(x: Int) { return x }\n}\n"))
+    assert rt.call("f", [1]) == 1
+    rt.define(parse("cell A {\n    on f(x: Int, y: Int) { return x + y }\n}\n").items)
+    assert rt.call("f", [1, 2]) == 3
+    assert failure(rt, "f", 1).detail == "no handler 'f' takes 1 argument"

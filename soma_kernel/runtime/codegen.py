@@ -244,8 +244,11 @@ class HandlerSource:
         for name in others if not self.frame_needed else []:
             lines += [f"    if slot_name == {name!r}:", f"        {self.local(indices[name])} = value",
                       "    else:", f"        {self.local(indices[name])} = None"]
-        lines += [f"    {self.local(indices['value'])} = value", f"    {self.local(indices['key'])} = key",
-                  f"    {self.local(indices['size'])} = size", f"    {self.local(indices['__writing__'])} = slot_name"]
+        # A closure (frame mode) may read `size` and the written slot's name without naming them;
+        # generated text reads only the names the invariant mentions.
+        bound = {"value": "value", "key": "key", "size": "size", "__writing__": "slot_name"}
+        lines += [f"    {self.local(indices[name])} = {parameter}" for name, parameter in bound.items()
+                  if self.frame_needed or name in mentioned]
         if others:
             lines.append("    if key is not None:")
             for name in others:
@@ -341,16 +344,16 @@ class HandlerSource:
         if slot.is_list or (element is not None and exact is None):
             return False
         name, where = self.constant(slot, "slot"), self.constant(call, "n")
-        key, value = self.temp(holds_value=True), self.temp(holds_value=True)
+        key, value = (self.operand_value(arg, scope, depth) for arg in call.args)
         data, old = self.temp(holds_value=True), self.temp(holds_value=True)
         missing, journal = self.constant(MISSING, "missing"), self.constant(slot.journal.entries, "journal")
         ok = self.temp()
-        self.emit(depth, f"{key} = {self.expr(call.args[0], scope)}")
-        self.emit(depth, f"{value} = {self.expr(call.args[1], scope)}")
-        typed = f" and type({value}) is {exact}" if exact is not None else ""
+        known_exact = exact == "int" and is_int_expr(call.args[1], self.ints)
+        typed = f" and type({value}) is {exact}" if exact is not None and not known_exact else ""
         self.emit(depth, f"if type({key}) is str{typed}:")
         self.emit(depth + 1, f"{old} = ({data} := {name}.data).get({key}, {missing})")
-        self.invariants_accept(slot, ok, key, value, f"len({data}) + ({old} is {missing})", depth + 1)
+        size = f"len({data}) + ({old} is {missing})" if any(i.reads_size for i in slot.invariants) else "None"
+        self.invariants_accept(slot, ok, key, value, size, depth + 1)
         self.emit(depth, "else:")
         self.emit(depth + 1, f"{ok} = False")
         self.emit(depth, f"if {ok}:")
@@ -363,6 +366,15 @@ class HandlerSource:
         self.emit(depth + 1, f"{self.local(0)} = {name}.write({key}, {value}, {where})")
         return True
 
+    def operand_value(self, arg, scope: Scope, depth: int) -> str:
+        """The text reading `arg` more than once: the local itself for a local, else a fresh value temporary
+        holding it (evaluated here, in order)."""
+        if isinstance(arg, ast.Name) and scope.lookup(arg.id) is not None:
+            return self.expr(arg, scope)
+        name = self.temp(holds_value=True)
+        self.emit(depth, f"{name} = {self.expr(arg, scope)}")
+        return name
+
     def invariants_accept(self, slot, ok: str, key: str, value: str, size: str, depth: int) -> None:
         """`ok = True` when every invariant of `slot` holds on the candidate Map write (the quick yes
         of Slot.accepted, each invariant's generated function called directly); False otherwise."""
@@ -372,8 +384,10 @@ class HandlerSource:
         if self.blocks + 1 > MAX_PYTHON_BLOCKS:
             self.emit(depth, f"{ok} = {self.constant(slot, 'slot')}.accepted({key}, {value}, {size})")
             return
-        size_name = self.temp()
-        self.emit(depth, f"{size_name} = {size}")
+        size_name = size
+        if size != "None":
+            size_name = self.temp()
+            self.emit(depth, f"{size_name} = {size}")
         tests = " and ".join(f"{self.constant(invariant.evaluate, 'inv')}({slot.name!r}, {value}, {key}, "
                              f"{size_name}) is True" for invariant in slot.invariants)
         self.emit(depth, "try:")

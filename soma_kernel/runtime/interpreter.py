@@ -136,7 +136,7 @@ class Runtime:
         self.test_cells: dict[str, ast.TestCell] = {}
         self.test_states: dict[str, CellState] = {}
         self.generation = 0
-        self.call_targets: dict[str, tuple] = {}  # handler name -> (generation, arity, cell, target, direct)
+        self.call_targets: dict[tuple, Callable] = {}  # (handler, arity, cell) -> run(*args); cleared by refresh
         self.store = None
         self.guard_cache: dict[tuple, Callable] = {}
         self.hordes = Hordes(self)
@@ -213,6 +213,7 @@ class Runtime:
     def refresh(self) -> None:
         """Invalidate compiled code and call caches after definitions changed."""
         self.generation += 1
+        self.call_targets.clear()
         for state in self.cells.values():
             state.compiled.clear()
         self.test_states = {}
@@ -282,15 +283,20 @@ class Runtime:
 
     def call(self, handler: str, args: list, cell: Optional[str] = None):
         """Call a handler (never a builtin of the same name) as a top-level invocation (`soma run`, the kernel)."""
-        cached = self.call_targets.get(handler)
-        if cached is None or cached[0] != self.generation or cached[1] != len(args) or cached[2] != cell:
-            target = self.handler_target(handler, cell, len(args))
-            direct = getattr(target, "direct", None)  # a handler taking its arguments in place
-            cached = (self.generation, len(args), cell, target, direct)
-            self.call_targets[handler] = cached
-        if cached[4] is not None:
-            return self.invoke_with(cached[4], args)
-        return self.invoke_with(cached[3], [list(args)])
+        run = self.call_targets.get((handler, len(args), cell))
+        if run is None:
+            run = self.call_target(handler, cell, len(args))
+        return self.invoke_with(run, args)
+
+    def call_target(self, handler: str, cell: Optional[str], nargs: int) -> Callable:
+        """What `call` runs for `handler`, taking the arguments in place; cached until definitions change."""
+        target = self.handler_target(handler, cell, nargs)
+        run = getattr(target, "direct", None)  # a generated handler takes its arguments in place
+        if run is None:
+            def run(*args, target=target):
+                return target(list(args))
+        self.call_targets[(handler, nargs, cell)] = run
+        return run
 
     def handler_target(self, handler: str, cell: Optional[str], nargs: int):
         """The handler `handler` (of `cell`, or the unique one of that name) taking `nargs` arguments."""
