@@ -8,8 +8,6 @@ comments next to plain edges.
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from soma_kernel.core.diagnostics import SomaSyntaxError
@@ -62,7 +60,7 @@ def nodes_and_spans(root) -> list:
             stack.extend(reversed(item))
         elif isinstance(item, ast.Node):
             listing.append((type(item).__name__, item.span))
-            stack.extend(getattr(item, f.name) for f in dataclasses.fields(item) if f.name != "span")
+            stack.extend(getattr(item, name) for name in item.FIELDS)
         else:
             listing.append(item)
     return listing

@@ -1,14 +1,13 @@
 """Iterative traversal of AST nodes, shared by the static analyses.
 
-Nodes are dataclasses; their children are the fields holding nodes, lists of
-nodes, or tuples (`RecordLit.fields`, `PVariant.fields`) holding nodes. Walks
+A node's children are the fields holding nodes, lists of
+nodes, or tuples (`RecordLit.fields`, `PVariant.fields`) holding nodes, among its `FIELDS`. Walks
 use an explicit stack, so deeply nested user programs cannot exhaust Python's
 recursion limit.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Iterator
 
 from ..syntax import ast
@@ -17,10 +16,8 @@ from ..syntax import ast
 def children(node: ast.Node) -> list[ast.Node]:
     """The direct child nodes of `node`, in field (source) order."""
     found: list[ast.Node] = []
-    for item in dataclasses.fields(node):
-        if item.name == "span":
-            continue
-        _collect(getattr(node, item.name), found)
+    for name in node.FIELDS:
+        _collect(getattr(node, name), found)
     return found
 
 

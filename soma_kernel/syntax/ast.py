@@ -1,6 +1,6 @@
 """The Soma abstract syntax tree.
 
-Every node is a dataclass carrying the `Span` of the source text it came from.
+Every node is a `Node` carrying the `Span` of the source text it came from.
 Nodes are built once by the parser and then only read: analyses keep derived
 facts in side tables keyed by node identity (`id(node)`), never on the node.
 
@@ -15,28 +15,116 @@ Conventions shared by every phase:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Callable, Optional, Union
 
 from ..core.spans import NO_SPAN, Span
 
 
-@dataclass
-class Node:
-    """Base class of every AST node."""
+class fresh:
+    """The default of a field that starts as a new empty container in every node:
+    `edges: list[Edge] = fresh(list)` (what `field(default_factory=list)` is to a dataclass)."""
 
-    span: Span = field(default=NO_SPAN, kw_only=True, compare=False, repr=False)
+    __slots__ = ("factory",)
+
+    def __init__(self, factory: Callable[[], object]):
+        self.factory = factory
+
+
+_REQUIRED = object()  # the `_DEFAULTS` entry of a field that has no default
+_UNSET = object()  # the default a `fresh` field's parameter has, meaning "not given: make a new one"
+
+
+class Node:
+    """Base class of every AST node.
+
+    A node class lists its fields as annotated class attributes, in order, as
+    a dataclass does: `name: str`, `guard: Optional[Expr] = None`,
+    `edges: list[Edge] = fresh(list)`. Each class has an `__init__` taking
+    those fields in order (by position or by name) and a keyword-only `span`,
+    and an `__eq__` comparing the fields but never the span. `repr` shows the
+    fields (not the span). Nodes are not hashable: they can change while the
+    parser builds them, and side tables key them by `id(node)`. `FIELDS`
+    names a class's fields in order, span excluded; generic walks read a
+    node's children through it.
+
+    Why not `@dataclass`: it compiles `__init__`, `__repr__` and `__eq__` of
+    each class when the class is defined, by three `exec`s after much
+    per-field work; with 66 node classes that was a quarter of `soma-kernel
+    verify`'s start-up, though a program uses few of them. Here a class's
+    `__init__` is compiled when its first node is made (`_on_first_init`),
+    and `__eq__` and `__repr__` are one generic method each.
+    """
+
+    FIELDS: tuple[str, ...] = ()
+    _DEFAULTS: dict[str, object] = {}
+    span: Span
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        own = tuple(cls.__dict__.get("__annotations__", ()))
+        defaults = dict(cls._DEFAULTS)
+        for name in own:
+            default = cls.__dict__.get(name, _REQUIRED)
+            if isinstance(default, fresh):
+                delattr(cls, name)  # a shared class attribute would hide a missing field; the marker is not one
+            defaults[name] = default
+        cls.FIELDS = cls.FIELDS + own
+        cls._DEFAULTS = defaults
+        required = tuple(name for name in cls.FIELDS if defaults[name] is _REQUIRED)
+        if cls.FIELDS[:len(required)] != required:
+            raise TypeError(f"{cls.__name__}: a field without a default follows one with a default")
+        cls.__init__ = _on_first_init  # type: ignore[method-assign]
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return [getattr(self, name) for name in self.FIELDS] == [getattr(other, name) for name in self.FIELDS]
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS)
+        return f"{type(self).__qualname__}({shown})"
+
+
+def _on_first_init(self: Node, *args, **kwargs) -> None:
+    """A node class's `__init__` until its first node is made: compile the class's own, then run it."""
+    cls = type(self)
+    cls.__init__ = _compiled_init(cls)  # type: ignore[method-assign]
+    cls.__init__(self, *args, **kwargs)
+
+
+def _compiled_init(cls: type[Node]) -> Callable[..., None]:
+    """The `__init__` of a node class, compiled from its `FIELDS` and their defaults."""
+    params, assigns, context = [], ["self.span = span"], {"_NO_SPAN": NO_SPAN, "_UNSET": _UNSET}
+    for name in cls.FIELDS:
+        default = cls._DEFAULTS[name]
+        if default is _REQUIRED:
+            params.append(name)
+            assigns.append(f"self.{name} = {name}")
+        elif isinstance(default, fresh):
+            context[f"_new_{name}"] = default.factory
+            params.append(f"{name}=_UNSET")
+            assigns.append(f"self.{name} = _new_{name}() if {name} is _UNSET else {name}")
+        else:
+            context[f"_default_{name}"] = default
+            params.append(f"{name}=_default_{name}")
+            assigns.append(f"self.{name} = {name}")
+    source = (f"def __init__(self, {''.join(p + ', ' for p in params)}*, span=_NO_SPAN):\n"
+              + "".join(f"    {line}\n" for line in assigns))
+    exec(source, context)  # noqa: S102 - the source is built above from the class's own field names
+    init = context["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    return init
 
 
 # ---------------------------------------------------------------- types
 
 
-@dataclass
 class TypeRef(Node):
     """A written type: `Int`, `Map<String, Int>`, `List<Map>`."""
 
     name: str
-    args: list[TypeRef] = field(default_factory=list)
+    args: list[TypeRef] = fresh(list)
 
     def render(self) -> str:
         """The type as Soma source text, e.g. `Map<String, Map>`."""
@@ -45,7 +133,6 @@ class TypeRef(Node):
         return f"{self.name}<{', '.join(a.render() for a in self.args)}>"
 
 
-@dataclass
 class Param(Node):
     """A handler/signal parameter; `type` is None for untyped flesh parameters."""
 
@@ -56,7 +143,6 @@ class Param(Node):
 # ---------------------------------------------------------------- expressions
 
 
-@dataclass
 class Literal(Node):
     """An Int, Float, plain String, Bool or unit `()` literal.
 
@@ -67,7 +153,6 @@ class Literal(Node):
     value: object
 
 
-@dataclass
 class InterpString(Node):
     """A string literal with at least one evaluated `{expr}` segment.
 
@@ -80,21 +165,18 @@ class InterpString(Node):
     triple: bool = False
 
 
-@dataclass
 class Name(Node):
     """A bare identifier: a local, parameter, slot, or (uppercase) unit variant."""
 
     id: str
 
 
-@dataclass
 class ListLit(Node):
     """`[a, b, c]`."""
 
     items: list[Expr]
 
 
-@dataclass
 class RecordLit(Node):
     """`Type { f: e, … }`: a struct variant when `type_name` is a declared
     variant, otherwise a record (a Map carrying `_type`)."""
@@ -103,7 +185,6 @@ class RecordLit(Node):
     fields: list[tuple[str, Expr]]
 
 
-@dataclass
 class Call(Node):
     """A call by name: `f(args)` (`cell` is None) or `Cell.f(args)`.
 
@@ -116,7 +197,6 @@ class Call(Node):
     cell: Optional[str] = None
 
 
-@dataclass
 class MethodCall(Node):
     """`receiver.method(args)`: a slot method, or UFCS `method(receiver, args)`."""
 
@@ -125,7 +205,6 @@ class MethodCall(Node):
     args: list[Expr]
 
 
-@dataclass
 class Field(Node):
     """`obj.name`: a map key, a record/variant field or a pseudo-field (`.len`)."""
 
@@ -133,7 +212,6 @@ class Field(Node):
     name: str
 
 
-@dataclass
 class Index(Node):
     """`obj[index]`."""
 
@@ -141,7 +219,6 @@ class Index(Node):
     index: Expr
 
 
-@dataclass
 class Unary(Node):
     """`!x` (op `"!"`) or `-x` (op `"-"`)."""
 
@@ -149,7 +226,6 @@ class Unary(Node):
     operand: Expr
 
 
-@dataclass
 class Binary(Node):
     """A binary operator: `|| && ?? == != < > <= >= + - * / %`."""
 
@@ -158,7 +234,6 @@ class Binary(Node):
     right: Expr
 
 
-@dataclass
 class Pipe(Node):
     """`value |> target`: `target` is a `Call` (value becomes its first
     argument) or a `Name` (a handler or lambda applied to value)."""
@@ -167,7 +242,6 @@ class Pipe(Node):
     target: Expr
 
 
-@dataclass
 class Lambda(Node):
     """`x => expr` or `x => { stmts }` (body is then a Block)."""
 
@@ -175,7 +249,6 @@ class Lambda(Node):
     body: Union[Expr, Block]
 
 
-@dataclass
 class If(Node):
     """`if cond { } [else { } | else if …]` as statement or expression.
 
@@ -187,7 +260,6 @@ class If(Node):
     orelse: Union[Block, If, None] = None
 
 
-@dataclass
 class MatchArm(Node):
     """One `pattern [if guard] -> body` arm; body is an expression or a Block."""
 
@@ -196,7 +268,6 @@ class MatchArm(Node):
     body: Union[Expr, Block]
 
 
-@dataclass
 class Match(Node):
     """`match subject { arms }`."""
 
@@ -204,14 +275,12 @@ class Match(Node):
     arms: list[MatchArm]
 
 
-@dataclass
 class Try(Node):
     """`try { block }`: evaluates to a Map {value, error, kind, detail}."""
 
     body: Block
 
 
-@dataclass
 class Propagate(Node):
     """`expr?`: re-raise a failed try-result, else yield its value."""
 
@@ -227,26 +296,22 @@ Expr = Union[
 # ---------------------------------------------------------------- patterns
 
 
-@dataclass
 class PWildcard(Node):
     """`_`."""
 
 
-@dataclass
 class PLiteral(Node):
     """A literal pattern (string, number, bool, `()`); value as in Literal."""
 
     value: object
 
 
-@dataclass
 class PBind(Node):
     """A lowercase name: binds the subject."""
 
     name: str
 
 
-@dataclass
 class PRange(Node):
     """`lo..hi`, inclusive."""
 
@@ -254,14 +319,12 @@ class PRange(Node):
     hi: object
 
 
-@dataclass
 class POr(Node):
     """`p1 || p2 || …`."""
 
     alternatives: list[Pattern]
 
 
-@dataclass
 class PVariant(Node):
     """A variant pattern: `Approve`, `Deny { reason }`, `Deny { reason: "x" }`,
     `Declined(msg)`.
@@ -276,7 +339,6 @@ class PVariant(Node):
     items: Optional[list[Pattern]] = None
 
 
-@dataclass
 class PStringPrefix(Node):
     """`"/api/" + rest`: the subject starts with prefix; rest is bound."""
 
@@ -284,7 +346,6 @@ class PStringPrefix(Node):
     rest: str
 
 
-@dataclass
 class PMap(Node):
     """`{method: "GET", path}`: named keys must exist; None binds the key's name."""
 
@@ -297,14 +358,12 @@ Pattern = Union[PWildcard, PLiteral, PBind, PRange, POr, PVariant, PStringPrefix
 # ---------------------------------------------------------------- statements
 
 
-@dataclass
 class Block(Node):
     """A `{ … }` sequence of statements."""
 
     stmts: list[Stmt]
 
 
-@dataclass
 class Let(Node):
     """`let name = value`."""
 
@@ -312,7 +371,6 @@ class Let(Node):
     value: Expr
 
 
-@dataclass
 class Assign(Node):
     """`target op value` with op one of `= += -= *= /=`; target is a Name,
     Index or Field (nested)."""
@@ -322,7 +380,6 @@ class Assign(Node):
     value: Expr
 
 
-@dataclass
 class While(Node):
     """`while [loop_bound(N)] cond { body }`."""
 
@@ -331,7 +388,6 @@ class While(Node):
     bound: Optional[int] = None
 
 
-@dataclass
 class For(Node):
     """`for [loop_bound(N)] var in iterable { body }`."""
 
@@ -341,24 +397,20 @@ class For(Node):
     bound: Optional[int] = None
 
 
-@dataclass
 class Break(Node):
     """`break`."""
 
 
-@dataclass
 class Continue(Node):
     """`continue`."""
 
 
-@dataclass
 class Return(Node):
     """`return [value]`."""
 
     value: Optional[Expr] = None
 
 
-@dataclass
 class Require(Node):
     """`require cond else Tag ["detail"]`."""
 
@@ -367,14 +419,12 @@ class Require(Node):
     detail: Optional[Expr] = None
 
 
-@dataclass
 class Ensure(Node):
     """`ensure cond`."""
 
     cond: Expr
 
 
-@dataclass
 class Emit(Node):
     """`emit name(args)`."""
 
@@ -382,7 +432,6 @@ class Emit(Node):
     args: list[Expr]
 
 
-@dataclass
 class ExprStmt(Node):
     """An expression used as a statement (calls, `if`, `match`, last values)."""
 
@@ -395,17 +444,15 @@ Stmt = Union[Let, Assign, While, For, Break, Continue, Return, Require, Ensure, 
 # ---------------------------------------------------------------- cell sections
 
 
-@dataclass
 class Frame(Node):
     """A skeleton signal's frame: what its body may call, write, read and move."""
 
-    calls: list[str] = field(default_factory=list)
-    writes: list[str] = field(default_factory=list)
-    reads: list[str] = field(default_factory=list)
-    moves: list[tuple[str, str]] = field(default_factory=list)
+    calls: list[str] = fresh(list)
+    writes: list[str] = fresh(list)
+    reads: list[str] = fresh(list)
+    moves: list[tuple[str, str]] = fresh(list)
 
 
-@dataclass
 class Signal(Node):
     """`signal name(params) [-> Ret]` in a face, with its frame in skeletons."""
 
@@ -415,7 +462,6 @@ class Signal(Node):
     frame: Optional[Frame] = None
 
 
-@dataclass
 class Tool(Node):
     """`tool name(params) -> Ret [capability: "…"] "description"` in an agent face."""
 
@@ -426,16 +472,14 @@ class Tool(Node):
     capability: Optional[str] = None
 
 
-@dataclass
 class Face(Node):
     """The `face { }` section."""
 
-    signals: list[Signal] = field(default_factory=list)
-    tools: list[Tool] = field(default_factory=list)
-    promises: list[str] = field(default_factory=list)
+    signals: list[Signal] = fresh(list)
+    tools: list[Tool] = fresh(list)
+    promises: list[str] = fresh(list)
 
 
-@dataclass
 class SlotProp(Node):
     """A slot property: `persistent`, `capacity(100)`, `ttl(5s)`…; arg is the
     literal argument or None."""
@@ -444,31 +488,27 @@ class SlotProp(Node):
     arg: object = None
 
 
-@dataclass
 class Slot(Node):
     """`name: Type [props]` in a memory section."""
 
     name: str
     type: TypeRef
-    props: list[SlotProp] = field(default_factory=list)
+    props: list[SlotProp] = fresh(list)
 
 
-@dataclass
 class Invariant(Node):
     """`invariant expr`."""
 
     expr: Expr
 
 
-@dataclass
 class Memory(Node):
     """The `memory { }` section."""
 
-    slots: list[Slot] = field(default_factory=list)
-    invariants: list[Invariant] = field(default_factory=list)
+    slots: list[Slot] = fresh(list)
+    invariants: list[Invariant] = fresh(list)
 
 
-@dataclass
 class Edge(Node):
     """`src -> dst [{ guard { expr } }]`; src is `"*"` for a wildcard, whose
     `excepts` lists the states kept out of it."""
@@ -476,20 +516,18 @@ class Edge(Node):
     src: str
     dst: str
     guard: Optional[Expr] = None
-    excepts: list[str] = field(default_factory=list)
+    excepts: list[str] = fresh(list)
 
 
-@dataclass
 class StateMachine(Node):
     """`state name [: Type] { initial: s  edges… }`."""
 
     name: str
     initial: Optional[str]
-    edges: list[Edge] = field(default_factory=list)
+    edges: list[Edge] = fresh(list)
     type_name: Optional[str] = None
 
 
-@dataclass
 class CostEntry(Node):
     """One `axis: value` line of a `cost { }` block (value is a literal)."""
 
@@ -497,7 +535,6 @@ class CostEntry(Node):
     value: object
 
 
-@dataclass
 class Handler(Node):
     """`on name(params) [annotations] { body }`.
 
@@ -508,7 +545,7 @@ class Handler(Node):
     name: str
     params: list[Param]
     body: Block
-    annotations: list[tuple[str, object]] = field(default_factory=list)
+    annotations: list[tuple[str, object]] = fresh(list)
     flesh: bool = False
 
     @property
@@ -517,7 +554,6 @@ class Handler(Node):
         return self.name.startswith("_")
 
 
-@dataclass
 class Scheduled(Node):
     """`every DURATION { body }` or `after DURATION { body }` (kind says which)."""
 
@@ -526,7 +562,6 @@ class Scheduled(Node):
     body: Block
 
 
-@dataclass
 class CellDecl(Node):
     """`cell`, `cell agent` or `skeleton agent` with its sections.
 
@@ -538,11 +573,11 @@ class CellDecl(Node):
     kind: str
     face: Optional[Face] = None
     memory: Optional[Memory] = None
-    machines: list[StateMachine] = field(default_factory=list)
-    handlers: list[Handler] = field(default_factory=list)
-    cost: list[CostEntry] = field(default_factory=list)
-    scheduled: list[Scheduled] = field(default_factory=list)
-    options: dict[str, str] = field(default_factory=dict)  # `[model: fast, skill: "x.md"]`
+    machines: list[StateMachine] = fresh(list)
+    handlers: list[Handler] = fresh(list)
+    cost: list[CostEntry] = fresh(list)
+    scheduled: list[Scheduled] = fresh(list)
+    options: dict[str, str] = fresh(dict)  # `[model: fast, skill: "x.md"]`
 
     @property
     def machine(self) -> Optional[StateMachine]:
@@ -550,7 +585,6 @@ class CellDecl(Node):
         return self.machines[0] if self.machines else None
 
 
-@dataclass
 class VariantDecl(Node):
     """One variant of a sum type: unit (`fields` and `items` None), struct
     (`fields` = [(name, type)]), or tuple (`items` = [type])."""
@@ -560,7 +594,6 @@ class VariantDecl(Node):
     items: Optional[list[TypeRef]] = None
 
 
-@dataclass
 class TypeDecl(Node):
     """`cell type Name { variants { … } }`."""
 
@@ -568,7 +601,6 @@ class TypeDecl(Node):
     variants: list[VariantDecl]
 
 
-@dataclass
 class Flesh(Node):
     """`flesh Name { on … }`: the bodies of a skeleton agent's signals."""
 
@@ -579,7 +611,6 @@ class Flesh(Node):
 # ---------------------------------------------------------------- tests
 
 
-@dataclass
 class RuleLet(Node):
     """`let name = expr` inside `rules`."""
 
@@ -587,7 +618,6 @@ class RuleLet(Node):
     value: Expr
 
 
-@dataclass
 class RuleAssert(Node):
     """`assert expr`; `source` is the expression's source text as the test
     runner prints it (whitespace runs collapsed)."""
@@ -596,7 +626,6 @@ class RuleAssert(Node):
     source: str
 
 
-@dataclass
 class RuleAssertFails(Node):
     """`assert_fails expr [matching "text"]`."""
 
@@ -605,7 +634,6 @@ class RuleAssertFails(Node):
     matching: Optional[str] = None
 
 
-@dataclass
 class RuleMock(Node):
     """`mock TARGET [error] value`.
 
@@ -624,7 +652,6 @@ class RuleMock(Node):
     tool_args: tuple[str, ...] = ()
 
 
-@dataclass
 class RuleProperty(Node):
     """`property "name" forall var: Type in lo..hi ensures expr`."""
 
@@ -640,16 +667,14 @@ class RuleProperty(Node):
 Rule = Union[RuleLet, RuleAssert, RuleAssertFails, RuleMock, RuleProperty]
 
 
-@dataclass
 class TestCell(Node):
     """`cell test Name { rules { … } }` with optional helper handlers."""
 
     name: str
     rules: list[Rule]
-    handlers: list[Handler] = field(default_factory=list)
+    handlers: list[Handler] = fresh(list)
 
 
-@dataclass
 class Use(Node):
     """`use lib::module` (path parts joined with "/")."""
 
@@ -659,7 +684,6 @@ class Use(Node):
 TopItem = Union[CellDecl, TypeDecl, Flesh, TestCell, Use]
 
 
-@dataclass
 class Program(Node):
     """A parsed source file: its items in order, the text and where it came from."""
 

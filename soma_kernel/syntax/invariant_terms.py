@@ -39,7 +39,7 @@ def reads_size(expr: ast.Expr, slots: Iterable[str]) -> bool:
         if isinstance(node, ast.Node) and is_size_term(node, names):
             return True
         if isinstance(node, ast.Node):
-            stack.extend(getattr(node, name) for name in node.__dataclass_fields__ if name != "span")
+            stack.extend(getattr(node, name) for name in node.FIELDS)
         elif isinstance(node, (list, tuple)):
             stack.extend(node)
     return False

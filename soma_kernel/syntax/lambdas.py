@@ -11,7 +11,6 @@ refuse the same programs with the same words.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Optional
 
 from . import ast
@@ -39,7 +38,7 @@ def lambda_escape(node: ast.Lambda) -> Optional[ast.Node]:
         inner = in_loop or isinstance(current, (ast.For, ast.While))
         if isinstance(current, ast.Lambda):
             inner = False
-        fields = [getattr(current, f.name) for f in dataclasses.fields(current) if f.name != "span"]
+        fields = [getattr(current, name) for name in current.FIELDS]
         stack.extend((value, inner) for value in reversed(fields))
     return None
 

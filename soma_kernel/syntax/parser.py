@@ -16,7 +16,6 @@ Phases, in order:
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1567,4 +1566,4 @@ def _rebase_spans(root: ast.Node, line: int, col: int, offset: int) -> None:
                 span.line + line - 1, span.col + (col - 1 if span.line == 1 else 0),
                 span.end_line + line - 1, span.end_col + (col - 1 if span.end_line == 1 else 0),
                 span.start + offset, span.end + offset)
-        stack.extend(getattr(item, f.name) for f in dataclasses.fields(item) if f.name != "span")
+        stack.extend(getattr(item, name) for name in item.FIELDS)

@@ -21,7 +21,6 @@ Walks use an explicit stack: no recursion over the user's tree.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -200,9 +199,9 @@ def desugar_short_circuit(expr: ast.Expr) -> ast.Expr:
                 right = ast.If(ast.Literal(True), ast.Block([]), ast.Block([]), span=right.span)
             else:
                 right = rebuilt[id(right)]
-            rebuilt[id(node)] = dataclasses.replace(node, left=rebuilt[id(node.left)], right=right)
+            rebuilt[id(node)] = ast.Binary(node.op, rebuilt[id(node.left)], right, span=node.span)
         elif isinstance(node, ast.Unary):
-            rebuilt[id(node)] = dataclasses.replace(node, operand=rebuilt[id(node.operand)])
+            rebuilt[id(node)] = ast.Unary(node.op, rebuilt[id(node.operand)], span=node.span)
         else:
             rebuilt[id(node)] = node
     return rebuilt[id(expr)]
