@@ -510,7 +510,9 @@ _MOCK_TOOL_CALL = re.compile(r"[ \t]*mock[ \t]+\w+[ \t]+tool[ \t]+\w+[ \t]*\((?:
 # Words that are never valid names in expressions (`new` only before a type name).
 _FORBIDDEN_NAMES = {w for w in _WORD_HINTS if w not in ("fn", "function", "nil", "new")}
 
-_FOREIGN_WORD = re.compile(r"(?<![.\w])(" + "|".join(sorted(_FORBIDDEN_NAMES)) + r"|new(?=\s+[A-Z]))(?!\w)")
+# A pattern, compiled on first use (through `re`'s cache) rather than at import: only a failed parse reads it,
+# and compiling it costs several milliseconds of every start-up.
+_FOREIGN_WORD = r"(?<![.\w])(" + "|".join(sorted(_FORBIDDEN_NAMES)) + r"|new(?=\s+[A-Z]))(?!\w)"
 
 # Keywords that may not be bound as names (they still read as fields: `x.match`).
 _RESERVED_BINDINGS = {
@@ -579,7 +581,7 @@ class _Errors:
         precedes the error on its line: it is the real mistake."""
         line_start = self.scanned.code.rfind("\n", 0, position) + 1
         found = None
-        for match in _FOREIGN_WORD.finditer(self.scanned.code, line_start, position + 1):
+        for match in re.compile(_FOREIGN_WORD).finditer(self.scanned.code, line_start, position + 1):
             found = match
         if found is not None:
             word = found.group(1)
