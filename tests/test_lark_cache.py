@@ -1,0 +1,306 @@
+"""The lark parser cache (`syntax/larkcache.py`): written when absent, ignored
+when damaged or foreign, harmless when it cannot be written, and a parser
+loaded from it behaves exactly like the one lark builds."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import functools
+
+import pytest
+from lark import Lark, Token
+from lark.exceptions import UnexpectedInput
+
+from soma_kernel.core.diagnostics import SomaSyntaxError
+from soma_kernel.syntax import larkcache, parser
+
+TESTS = Path(__file__).parent
+REPO = TESTS.parent
+PROGRAMS = sorted(p for folder in ("seeds", "lang_cases", "check_cases", "verify_cases")
+                  for p in (TESTS / folder).rglob("*.cell"))
+SMALL = "cell C { on f(x: Int) { return x + 1 } }"
+
+
+def grammar_and_options():
+    """What `parser._lark()` hands the cache."""
+    return parser._grammar_text(), parser._lark_options()
+
+
+def cached(directory):
+    """The parser through the cache in directory."""
+    return larkcache.cached_lark(*grammar_and_options(), directory)
+
+
+@functools.lru_cache(maxsize=None)
+def small_tree_by_lark():
+    """The tree lark's own parser gives for SMALL."""
+    grammar, options = grammar_and_options()
+    return shape(Lark(grammar, **options, cache=True).parse(SMALL, start="start"))
+
+
+def parses_small(lark_parser) -> bool:
+    """The parser reads a small program into the very tree lark's own parser gives."""
+    return shape(lark_parser.parse(SMALL, start="start")) == small_tree_by_lark()
+
+
+def cache_files(directory: Path) -> list:
+    """The cache files in directory (temporary ones too)."""
+    return sorted(p.name for p in directory.iterdir()) if directory.exists() else []
+
+
+def only_file(directory: Path) -> Path:
+    """The one cache file in directory."""
+    (path,) = directory.iterdir()
+    return path
+
+
+# ---------------------------------------------------------------- writing and reading
+
+
+def test_an_absent_cache_is_built_and_written_then_loaded(tmp_path, monkeypatch):
+    directory = tmp_path / "cache"
+    assert parses_small(cached(directory))
+    path = only_file(directory)
+    key = larkcache.build_key(*grammar_and_options())
+    assert path.name == f"lark-{key[:32]}.pickle"
+    assert path.read_bytes().startswith(f"soma-lark {key}\n".encode())
+    monkeypatch.setattr(larkcache, "_build", lambda grammar, options: pytest.fail("not loaded"))
+    assert parses_small(cached(directory))
+
+
+@pytest.fixture(scope="module")
+def good_file(tmp_path_factory) -> bytes:
+    """The bytes of a whole cache file for the Soma grammar."""
+    directory = tmp_path_factory.mktemp("good")
+    cached(directory)
+    return only_file(directory).read_bytes()
+
+
+@pytest.mark.parametrize("damage", ["garbage after the header", "no header", "truncated",
+                                    "trailing bytes", "empty", "not a parser"])
+def test_a_damaged_cache_file_is_ignored_and_rewritten(tmp_path, damage, good_file, monkeypatch):
+    header = good_file[:good_file.index(b"\n") + 1]
+    path = tmp_path / f"lark-{larkcache.build_key(*grammar_and_options())[:32]}.pickle"
+    path.write_bytes({
+        "garbage after the header": header + os.urandom(5000),
+        "no header": good_file[len(header):],
+        "truncated": good_file[:len(good_file) // 2],
+        "trailing bytes": good_file + b"\x00",
+        "empty": b"",
+        "not a parser": header + pickle.dumps({"parser": "lalr"}),
+    }[damage])
+    assert parses_small(cached(tmp_path))
+    assert path.read_bytes() == good_file
+    monkeypatch.setattr(larkcache, "_build", lambda grammar, options: pytest.fail("not rewritten"))
+    assert parses_small(cached(tmp_path))
+
+
+def test_a_file_for_another_grammar_is_never_read(tmp_path):
+    other = larkcache.cached_lark('start: "a"\n', {"parser": "lalr"}, tmp_path / "other")
+    assert other.parse("a").data == "start"
+    key = larkcache.build_key(*grammar_and_options())
+    ours = tmp_path / f"lark-{key[:32]}.pickle"
+    only_file(tmp_path / "other").rename(ours)
+    assert parses_small(cached(tmp_path))
+    assert ours.read_bytes().startswith(f"soma-lark {key}\n".encode())
+
+
+def test_a_file_naming_a_foreign_function_runs_nothing(tmp_path):
+    marker = tmp_path / "ran"
+
+    class Payload:
+        def __reduce__(self):
+            return os.mkdir, (str(marker),)
+
+    key = larkcache.build_key(*grammar_and_options())
+    path = tmp_path / f"lark-{key[:32]}.pickle"
+    path.write_bytes(f"soma-lark {key}\n".encode() + pickle.dumps(Payload()))
+    assert parses_small(cached(tmp_path))
+    assert not marker.exists()
+
+
+def test_an_unwritable_cache_folder_still_parses(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    assert parses_small(cached(blocker / "cache"))
+    assert cache_files(tmp_path) == ["a-file"]
+
+
+def test_no_cache_folder_means_lark_builds(monkeypatch):
+    builds = []
+    real_build = larkcache._build
+
+    def counted_build(grammar, options):
+        builds.append(grammar)
+        return real_build(grammar, options)
+
+    monkeypatch.setattr(larkcache, "_build", counted_build)
+    assert parses_small(larkcache.cached_lark(*grammar_and_options(), None))
+    assert len(builds) == 1
+
+
+def test_an_unchecked_lark_release_always_builds_and_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(larkcache.lark, "__version__", "9.0.0")
+    assert parses_small(cached(tmp_path))
+    assert cache_files(tmp_path) == []
+
+
+def test_the_key_follows_grammar_options_and_lark_release(monkeypatch):
+    grammar, options = grammar_and_options()
+    key = larkcache.build_key(grammar, options)
+    assert larkcache.build_key(grammar, parser._lark_options()) == key
+    assert larkcache.build_key(grammar + "\n", options) != key
+    assert larkcache.build_key(grammar, {**options, "start": ["start"]}) != key
+    monkeypatch.setattr(larkcache.lark, "__version__", "1.3.99")
+    assert larkcache.build_key(grammar, options) != key
+
+
+def test_the_default_folder_is_the_users_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert larkcache.default_directory() == tmp_path / "soma-kernel"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert larkcache.default_directory() == tmp_path / "home" / ".cache" / "soma-kernel"
+
+
+# ---------------------------------------------------------------- the loaded parser equals lark's
+
+
+@pytest.fixture(scope="module")
+def both_parsers(tmp_path_factory):
+    """(loaded, built): a parser loaded from a cache file that another process
+    wrote under another string-hash seed, and the parser lark builds."""
+    directory = tmp_path_factory.mktemp("lark-cache")
+    script = ("import sys; from pathlib import Path; from soma_kernel.syntax import parser, larkcache; "
+              "larkcache.cached_lark(parser._grammar_text(), parser._lark_options(), Path(sys.argv[1])); "
+              "print(hash('soma'))")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONHASHSEED": "1234"}
+    done = subprocess.run([sys.executable, "-c", script, str(directory)], env=env,
+                          capture_output=True, text=True, check=True)
+    assert int(done.stdout) != hash("soma"), "the writer must hash strings differently"
+    built = larkcache._build(*grammar_and_options())
+    original = larkcache._build
+    larkcache._build = lambda grammar, options: pytest.fail("not loaded from the file")
+    try:
+        loaded = cached(directory)
+    finally:
+        larkcache._build = original
+    return loaded, built
+
+
+def shape(value):
+    """Everything a value holds, spans and token positions included, as plain data."""
+    if isinstance(value, Token) and value.type == "RULE":
+        return ("str", str(value))  # a rule's name: a Token when lark built the grammar, a str when it loaded it
+    if isinstance(value, Token):
+        return ("Token", value.type, str(value), value.start_pos, value.line, value.column,
+                value.end_line, value.end_column, value.end_pos)
+    if isinstance(value, (str, int, float, bool, type(None))):
+        return (type(value).__name__, value)
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, [shape(v) for v in value])
+    if isinstance(value, dict):
+        return ("dict", [(shape(k), shape(v)) for k, v in value.items()])
+    slots = [n for kind in type(value).__mro__ for n in getattr(kind, "__slots__", ())]
+    fields = dict(getattr(value, "__dict__", {}))
+    fields.update((n, getattr(value, n)) for n in slots if hasattr(value, n))
+    return (type(value).__name__, sorted((name, shape(v)) for name, v in fields.items()))
+
+
+def outcome(read, text):
+    """What one parser entry point gives for text: the whole AST or the whole error."""
+    try:
+        return ("ok", shape(read(text, "p.cell")))
+    except SomaSyntaxError as err:
+        return ("error", shape(err.diagnostic), err.incomplete)
+
+
+def broken_variants(text: str) -> list:
+    """The program cut short at two places, and with usual mistakes written into it."""
+    cuts = [text[:len(text) * k // 3] for k in (1, 2)]
+    lines = text.splitlines(keepends=True)
+    mistakes = []
+    for number, junk in enumerate((";", "elif x {", "}", "x === 1", "let on = 1", '"open')):
+        at = len(lines) * (number + 1) // 7
+        mistakes.append("".join(lines[:at]) + junk + "\n" + "".join(lines[at:]))
+    return cuts + mistakes
+
+
+def program_texts() -> list:
+    """The test programs' texts."""
+    return [path.read_text(encoding="utf-8") for path in PROGRAMS]
+
+
+def with_parser(monkeypatch, lark_parser, read, text):
+    """outcome() with `parser._lark()` answering lark_parser."""
+    monkeypatch.setattr(parser, "_LARK", lark_parser)
+    return outcome(read, text)
+
+
+def assert_same_outcomes(monkeypatch, both_parsers, read, texts) -> dict:
+    """Both parsers give equal outcomes for texts through read; how many of each kind."""
+    loaded, built = both_parsers
+    kinds = {"ok": 0, "error": 0}
+    for text in texts:
+        fast = with_parser(monkeypatch, loaded, read, text)
+        assert fast == with_parser(monkeypatch, built, read, text), text
+        kinds[fast[0]] += 1
+    return kinds
+
+
+def test_both_parsers_give_equal_asts_for_the_test_programs(both_parsers, monkeypatch):
+    texts = program_texts()
+    assert len(texts) >= 20
+    kinds = assert_same_outcomes(monkeypatch, both_parsers, parser.parse, texts)
+    assert kinds["ok"] >= 20
+
+
+def test_both_parsers_give_equal_errors_for_broken_programs(both_parsers, monkeypatch):
+    # as notebook cells: the errors' `incomplete` flag is is_complete()'s answer
+    texts = [variant for text in program_texts() for variant in broken_variants(text)]
+    kinds = assert_same_outcomes(monkeypatch, both_parsers, parser.parse_fragment, texts)
+    assert kinds["error"] > 120
+
+
+def raw_outcome(lark_parser, text: str, start: str):
+    """lark's own answer for the scanned text: the tree with every token's
+    place, or the error with the terminals it expected."""
+    try:
+        return ("tree", shape(lark_parser.parse(parser._scan(text).clean, start=start)))
+    except UnexpectedInput as exc:
+        token = getattr(exc, "token", None)
+        return ("error", type(exc).__name__, sorted(getattr(exc, "expected", None) or ()),
+                sorted(getattr(exc, "allowed", None) or ()), exc.pos_in_stream,
+                None if token is None else (token.type, str(token), token.start_pos),
+                getattr(exc.state, "position", exc.state) if hasattr(exc, "state") else None)
+
+
+def test_both_parsers_give_equal_trees_and_expected_terminals(both_parsers):
+    loaded, built = both_parsers
+    programs = [variant for text in program_texts() for variant in broken_variants(text)]
+    expressions = ["1 + f(x", "a.b |> g(1)", "x => x + 1", "[1, 2", ")", "m ?? 0 * -y"]
+    for text, start in [(t, "start") for t in programs] + [(e, "expr_only") for e in expressions]:
+        assert raw_outcome(loaded, text, start) == raw_outcome(built, text, start), text
+
+
+def test_both_parsers_have_the_same_terminals_and_tables(both_parsers):
+    loaded, built = both_parsers
+
+    def terminals(lark_parser):
+        return [(t.name, t.pattern.type, t.pattern.value, t.pattern.flags, t.priority)
+                for t in lark_parser.terminals]
+
+    def table(lark_parser):
+        states = lark_parser.parser.parser.parser.parse_table.states
+        return {state: {token: (action.name, target if isinstance(target, int) else str(target))
+                        for token, (action, target) in actions.items()}
+                for state, actions in states.items()}
+
+    assert terminals(loaded) == terminals(built)
+    assert table(loaded) == table(built)
+    assert len({t.name for t in loaded.terminals}) > 50
