@@ -21,7 +21,7 @@ from .compiler import (SLOW_OPS, Compiler, ControlSignal, Scope, get_field, get_
                        iterate, raise_at)
 from .intlocals import int_locals, is_int_expr
 from .inplace import (CONTAINER_TYPES, CONTAINER_TYPES_NAME, GENERATED_UNSHARED, LOCAL_UNSHARED, OWNED_NAME,
-                      concat_extends, contains_block, extends_itself, generated_owned_test, is_push_target,
+                      concat_extends, contains_block, extends_itself, generated_owned_test, is_push_target, pushed_only,
                       write_into, written_copy)
 from .memory import MISSING
 from .values import display, type_of
@@ -103,6 +103,7 @@ class HandlerSource:
         self.frame_needed = False  # some closure reads the locals from the frame list `f`
         self.value_temps: list[str] = []   # temporaries that may keep a list alive (see release_line)
         self.release_sites = 0
+        self.owned_flags: dict[str, str] = {}  # list locals a loop keeps unshared -> their flag (see loop_owned)
         self.namespace: dict = {}  # the generated code's globals (a call site rebinds its name on first call)
 
     # ------------------------------------------------------------ helpers
@@ -462,11 +463,20 @@ class HandlerSource:
             items = self.arguments_in_temps(call.args[1:], scope, depth)
         self.release_marker(depth, [item for item in items if item in self.value_temps])
         is_push = f"({flag} or ({flag} is None and {refresh}()))"
-        self.emit(depth, f"if {is_push} and {generated_owned_test(self.local(index), UNSHARED_MARK)}:")
+        target, owned = self.local(index), self.owned_flags.get(node.target.id)
+        keyword = "if"
+        if owned is not None:
+            self.emit(depth, f"if {owned}:")
+            self.emit_extend(depth + 1, items, target)
+            keyword = "elif"
+        self.emit(depth, f"{keyword} {is_push} and {generated_owned_test(target, UNSHARED_MARK)}:")
         self.emit_extend(depth + 1, items)
+        if owned is not None:
+            self.emit(depth + 1, f"{owned} = True")
         self.emit(depth, "else:")
-        target = self.local(index)
         self.emit(depth + 1, f"{target} = {self.call_site(call, nargs)}({target}, {', '.join(items)})")
+        if owned is not None:
+            self.emit(depth + 1, f"{owned} = {flag}  # push's result is a fresh list")
 
     def unaliased_argument(self, arg, target: str, scope: Scope):
         """The text of a pushed argument that may be read after the ownership test (None: it may not).
@@ -505,12 +515,12 @@ class HandlerSource:
             names.append(name)
         return names
 
-    def emit_extend(self, depth: int, items: list[str]) -> None:
-        """Append `items` to the list left in OWNED_NAME."""
+    def emit_extend(self, depth: int, items: list[str], owner: str = OWNED_NAME) -> None:
+        """Append `items` to the list in `owner` (by default the one the ownership test left in OWNED_NAME)."""
         if len(items) == 1:
-            self.emit(depth, f"{OWNED_NAME}.append({items[0]})")
+            self.emit(depth, f"{owner}.append({items[0]})")
         else:
-            self.emit(depth, f"{OWNED_NAME} += ({', '.join(items)},)")
+            self.emit(depth, f"{owner} += ({', '.join(items)},)")
 
     def local_path_assign(self, node: ast.Assign, scope: Scope, depth: int) -> bool:
         """`m[k] = v`, `r.f = v`, `r.items[0] = v` on a local; False for anything else.
@@ -570,14 +580,29 @@ class HandlerSource:
                 self.block(orelse, scope, depth + 1)
             return
 
-    def loop_body(self, body: ast.Block, scope: Scope, depth: int) -> None:
+    def loop_owned(self, loop, scope: Scope, depth: int) -> dict[str, str]:
+        """Flags for the list locals `loop` only pushes to (runtime.inplace.pushed_only), set False
+        before it: once a round has pushed in place or taken push's fresh list, the local's list
+        has no other holder, so later rounds append without testing its reference count."""
+        if scope.lookup("push") is not None or GENERATED_UNSHARED <= 0 or LOCAL_UNSHARED <= 0:
+            return {}
+        flags = {}
+        for name in sorted(pushed_only(loop)):
+            if scope.lookup(name) is not None:
+                flags[name] = self.temp()
+                self.emit(depth, f"{flags[name]} = False")
+        return flags
+
+    def loop_body(self, body: ast.Block, scope: Scope, depth: int, owned: dict[str, str]) -> None:
         """A loop body: break/continue crossing an expression arrive as ControlSignal."""
         signal = self.constant(ControlSignal, "signal")
         caught = self.temp()
         self.emit(depth, "try:")
         self.loops += 1
         self.blocks += 2
+        outer_flags, self.owned_flags = self.owned_flags, {**self.owned_flags, **owned}
         self.block(body, scope, depth + 1)
+        self.owned_flags = outer_flags
         self.blocks -= 2
         self.loops -= 1
         self.emit(depth, f"except {signal} as {caught}:")
@@ -598,11 +623,12 @@ class HandlerSource:
     def while_stmt(self, node: ast.While, scope: Scope, depth: int) -> None:
         """`while cond { }`."""
         bound = self.bound_counter(node, depth, "while")
+        owned = self.loop_owned(node, scope, depth)
         self.emit(depth, f"while {self.condition(node.cond, scope)}:")
         if bound is not None:
             self.emit(depth + 1, f"{bound[0]} += 1")
             self.emit(depth + 1, bound[1])
-        self.loop_body(node.body, scope, depth + 1)
+        self.loop_body(node.body, scope, depth + 1, owned)
 
     def for_stmt(self, node: ast.For, scope: Scope, depth: int) -> None:
         """`for x in value { }` (`range(a, b)` iterated lazily)."""
@@ -615,13 +641,14 @@ class HandlerSource:
         inner = scope.child()
         index = inner.declare(node.var)
         bound = self.bound_counter(node, depth, "for")
+        owned = self.loop_owned(node, scope, depth)
         walk = self.constant(iterate, "iterate")
         where = self.constant(node, "n")
         self.emit(depth, f"for {self.local(index)} in {walk}({iterable}, {where}):")
         if bound is not None:
             self.emit(depth + 1, f"{bound[0]} += 1")
             self.emit(depth + 1, bound[1])
-        self.loop_body(node.body, inner, depth + 1)
+        self.loop_body(node.body, inner, depth + 1, owned)
 
     # ------------------------------------------------------------ expressions
 

@@ -34,6 +34,7 @@ import sys
 from ..core.diagnostics import SomaError
 from ..syntax import ast
 from .builtins.collections import push as push_builtin
+from .intlocals import binds, walk
 from .matrices import is_numeric_matrix
 from .values import Variant, map_key, type_of
 
@@ -229,6 +230,28 @@ def extends_itself(node: ast.Assign) -> str:
             and not contains_block(value.right)):
         return "concat"
     return ""
+
+
+def pushed_only(loop) -> set[str]:
+    """The names a `for` or `while` loop's rounds (body, and a while's condition) mention only in
+    `x = push(x, a…)` statements whose arguments do not mention x (and never bind; nor is x a
+    `for` loop's own variable).
+
+    Nothing in such a round can give x's list a second holder: once a round has pushed to it in
+    place, or replaced it by push's fresh result, it stays unshared for the rounds after.
+    """
+    pushes: dict[str, int] = {}
+    mentions: dict[str, int] = {}
+    nodes = list(walk([loop.body, getattr(loop, "cond", None)]))
+    for node in nodes:
+        if isinstance(node, ast.Assign) and extends_itself(node) == "push":
+            pushes[node.target.id] = pushes.get(node.target.id, 0) + 1
+        elif isinstance(node, ast.Name):
+            mentions[node.id] = mentions.get(node.id, 0) + 1
+    own_variable = getattr(loop, "var", None)
+    return {name for name, count in pushes.items()
+            if mentions[name] == 2 * count and name != own_variable
+            and not any(binds(node, name) for node in nodes)}
 
 
 def _is_name(node, name: str) -> bool:

@@ -30,8 +30,8 @@ def int_locals(handler: ast.Handler, params: list[ast.Param], slots, own_handler
     for param in params:
         typed = param.type is not None and param.type.name == "Int" and not param.type.args
         bindings.setdefault(param.name, []).append("int" if typed else None)
-    nodes = list(_walk(handler.body))
-    range_is_builtin = "range" not in own_handlers and not any(_binds(node, "range") for node in nodes)
+    nodes = list(walk(handler.body))
+    range_is_builtin = "range" not in own_handlers and not any(binds(node, "range") for node in nodes)
     for node in nodes:
         _note_binding(node, bindings, refused, range_is_builtin)
     candidates = {name for name, values in bindings.items() if name not in refused and None not in values}
@@ -43,7 +43,7 @@ def int_locals(handler: ast.Handler, params: list[ast.Param], slots, own_handler
         candidates = kept
 
 
-def _binds(node, name: str) -> bool:
+def binds(node, name: str) -> bool:
     """True when `node` binds or assigns `name`."""
     bound = {ast.Let: "name", ast.For: "var", ast.Lambda: "param", ast.PBind: "name", ast.PStringPrefix: "rest"}
     field = bound.get(type(node))
@@ -92,7 +92,7 @@ def is_int_expr(node, ints) -> bool:
     return False
 
 
-def _walk(root):
+def walk(root):
     """Every AST node under `root` (iterative)."""
     stack = [root]
     while stack:
