@@ -131,6 +131,16 @@ def test_an_unwritable_cache_folder_still_parses(tmp_path):
     assert cache_files(tmp_path) == ["a-file"]
 
 
+def test_a_parser_that_does_not_pickle_leaves_no_file(tmp_path, monkeypatch):
+    class Refusing(pickle.Pickler):
+        def reducer_override(self, obj):
+            raise pickle.PicklingError("a newer lark's object")
+
+    monkeypatch.setattr(larkcache, "_Pickler", Refusing)
+    assert parses_small(cached(tmp_path / "cache"))
+    assert cache_files(tmp_path / "cache") == []
+
+
 def test_no_cache_folder_means_lark_builds(monkeypatch):
     builds = []
     real_build = larkcache._build

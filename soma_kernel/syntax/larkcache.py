@@ -130,22 +130,17 @@ def _write(parser: Lark, path: Path, key: str) -> None:
     """Store parser in path for the next process: written whole to a
     temporary file, then renamed, so a reader never sees half a file.
     Any failure leaves no file and is silent: the cache is only a speed-up."""
-    payload = io.BytesIO()
-    payload.write(_header(key))
-    try:
-        _Pickler(payload, protocol=pickle.HIGHEST_PROTOCOL).dump(parser)
-    except Exception:  # an object this lark release added that does not pickle
-        return
-    try:
+    try:  # the folder first: where it cannot be written, pickling would be wasted time
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".lark-", suffix=".tmp")
     except OSError:
         return
     try:
         with os.fdopen(handle, "wb") as file:
-            file.write(payload.getvalue())
+            file.write(_header(key))
+            _Pickler(file, protocol=pickle.HIGHEST_PROTOCOL).dump(parser)
         os.replace(temporary, path)
-    except OSError:
+    except Exception:  # a full disk, or an object a newer lark holds that does not pickle
         try:
             os.unlink(temporary)
         except OSError:
