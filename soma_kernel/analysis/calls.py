@@ -11,9 +11,9 @@ unknown UFCS methods, reserved handler names.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
+from ..core.records import Record
 from ..runtime.builtins.context import MACHINE_READS
 from ..syntax import ast
 from ..runtime.dispatch import AMBIGUOUS, BUILTIN, HANDLER, OWN, dispatch_bare_call
@@ -27,8 +27,7 @@ SLOT_METHODS = ("get", "set", "delete", "has", "keys", "values", "entries", "len
                 "last")
 
 
-@dataclass
-class Target:
+class Target(Record):
     """What a call reaches: a handler (with its cell) or a builtin."""
 
     kind: str

@@ -10,11 +10,11 @@ and warnings first, then errors, then one summary line; or as JSON (§11.2).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Optional
 
 from ..core.diagnostics import Diagnostic
 from ..core.gcpause import paused_gc
+from ..core.records import Record, fresh
 from ..syntax import ast
 from . import (agent_options, calls, cost, face, frames, invariants, machines, matches, names, structure,
                test_rules, values)
@@ -26,13 +26,12 @@ ANALYSES = (
 )
 
 
-@dataclass
-class CheckReport:
+class CheckReport(Record):
     """The outcome of `soma check`: errors, warnings and notes, in report order."""
 
-    errors: list[Diagnostic] = field(default_factory=list)
-    warnings: list[Diagnostic] = field(default_factory=list)
-    notes: list[Diagnostic] = field(default_factory=list)
+    errors: list[Diagnostic] = fresh(list)
+    warnings: list[Diagnostic] = fresh(list)
+    notes: list[Diagnostic] = fresh(list)
     source: Optional[str] = None
 
     @property

@@ -9,24 +9,23 @@ registry of `runtime.builtins`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from ..core.diagnostics import Diagnostic
+from ..core.records import Record, fresh
 from ..runtime.builtins import all_builtins, builtin_entry
 from ..syntax import ast
 from ..syntax.machines import MachineModel, build_model
 from .scopes import BodyFacts, body_facts
 
 
-@dataclass
-class CellInfo:
+class CellInfo(Record):
     """One cell with its handlers (flesh bodies included) and sections."""
 
     decl: ast.CellDecl
-    handlers: list[ast.Handler] = field(default_factory=list)
-    slots: dict[str, ast.Slot] = field(default_factory=dict)
-    signals: dict[str, ast.Signal] = field(default_factory=dict)
+    handlers: list[ast.Handler] = fresh(list)
+    slots: dict[str, ast.Slot] = fresh(dict)
+    signals: dict[str, ast.Signal] = fresh(dict)
     model: Optional[MachineModel] = None
 
     @property

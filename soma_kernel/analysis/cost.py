@@ -12,9 +12,9 @@ handler peak; over the declared budget is an error, within it a note.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Optional
 
+from ..core.records import Record, fresh
 from ..syntax import ast
 from . import calls as call_rules
 from .agent_options import THINKERS, think_options
@@ -24,12 +24,11 @@ from .walk import children
 DEFAULT_ROUNDS_WITH_TOOLS = 10
 
 
-@dataclass
-class Cost:
+class Cost(Record):
     """Reply tokens, plus the sites that make the amount unbounded."""
 
     tokens: int = 0
-    unbounded: list[str] = field(default_factory=list)
+    unbounded: list[str] = fresh(list)
 
     def plus(self, other: "Cost") -> "Cost":
         """Both costs, one after the other."""

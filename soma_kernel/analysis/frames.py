@@ -11,9 +11,9 @@ frame; `soma skeleton` prints both.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Optional
 
+from ..core.records import Record, fresh
 from ..syntax import ast
 from ..syntax.machines import MachineModel
 from . import calls as call_rules
@@ -25,26 +25,23 @@ SLOT_WRITERS = ("set", "delete", "push", "append")
 FRAME_FREE_BUILTINS = ("transition", "get_status")
 
 
-@dataclass
-class Use:
+class Use(Record):
     """One thing a body does: `what` is a callee, slot or move text; `node` where."""
 
     what: str
     node: ast.Node
 
 
-@dataclass
-class FrameUsage:
+class FrameUsage(Record):
     """What a body calls, writes, reads and moves, in source order."""
 
-    calls: list[Use] = field(default_factory=list)
-    writes: list[Use] = field(default_factory=list)
-    reads: list[Use] = field(default_factory=list)
-    moves: list[Use] = field(default_factory=list)
+    calls: list[Use] = fresh(list)
+    writes: list[Use] = fresh(list)
+    reads: list[Use] = fresh(list)
+    moves: list[Use] = fresh(list)
 
 
-@dataclass
-class Violation:
+class Violation(Record):
     """A use outside the frame, with the message check reports."""
 
     kind: str

@@ -11,9 +11,9 @@ nested blocks; `if`/`else`/loop/`try`/match-arm/lambda bodies open a scope;
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
+from ..core.records import Record, fresh
 from ..syntax import ast
 from .walk import children
 
@@ -44,8 +44,7 @@ class Scope:
         return frozenset(result)
 
 
-@dataclass
-class NameUse:
+class NameUse(Record):
     """A bare name read; `local` is True when a local binds it there.
 
     `visible` (locals in scope) is kept only for names no local binds, to
@@ -57,16 +56,14 @@ class NameUse:
     visible: frozenset[str] = frozenset()
 
 
-@dataclass
-class TransitionSite:
+class TransitionSite(Record):
     """A `transition(...)` call and the locals visible where it is made."""
 
     call: ast.Call
     visible: frozenset[str]
 
 
-@dataclass
-class RootedUse:
+class RootedUse(Record):
     """A method call or assignment whose receiver/target starts at a bare name.
 
     `root` is that name, `local` whether a local binds it; `node` is the
@@ -78,18 +75,17 @@ class RootedUse:
     local: bool
 
 
-@dataclass
-class BodyFacts:
+class BodyFacts(Record):
     """What one walk of a body found (see the module docstring)."""
 
-    names: list[NameUse] = field(default_factory=list)
-    transitions: list[TransitionSite] = field(default_factory=list)
-    methods: list[RootedUse] = field(default_factory=list)
-    assigns: list[RootedUse] = field(default_factory=list)
-    calls: list[RootedUse] = field(default_factory=list)
-    loop_escapes: list[ast.Node] = field(default_factory=list)
-    lets: list[ast.Let] = field(default_factory=list)
-    discarded: set[int] = field(default_factory=set)  # ids of expressions used as statements
+    names: list[NameUse] = fresh(list)
+    transitions: list[TransitionSite] = fresh(list)
+    methods: list[RootedUse] = fresh(list)
+    assigns: list[RootedUse] = fresh(list)
+    calls: list[RootedUse] = fresh(list)
+    loop_escapes: list[ast.Node] = fresh(list)
+    lets: list[ast.Let] = fresh(list)
+    discarded: set[int] = fresh(set)  # ids of expressions used as statements
 
 
 def root_name(expr: ast.Node) -> Optional[str]:

@@ -8,14 +8,13 @@ the kernel's widgets.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Optional
 
+from .records import Record
 from .spans import NO_SPAN, Span
 
 
-@dataclass
-class Diagnostic:
+class Diagnostic(Record):
     """A message about a place in a source text.
 
     severity is "error", "warning" or "note"; kind is a stable machine name
@@ -74,8 +73,7 @@ def caret_lines(source: str, span: Span) -> list[str]:
     return [gutter + text, caret]
 
 
-@dataclass(frozen=True)
-class MissingName:
+class MissingName(Record, frozen=True):
     """What a name lookup did not find, for hints built from fields, not text.
 
     role is `cell`, `handler` (a handler of that name exists, with another

@@ -8,17 +8,16 @@ parse error and a bad soma.toml are worded the same way everywhere.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Optional
 
 from ..core.diagnostics import SomaSyntaxError
 from ..core.errors import UserError
+from ..core.records import Record
 from ..syntax.parser import parse
 from .settings import load_project
 
 
-@dataclass
-class LoadedProgram:
+class LoadedProgram(Record):
     """A parsed program with the path it was given as and its project settings."""
 
     path: str

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from typing import Optional
 
 from ..core.diagnostics import caret_lines
 from ..core.errors import UserError
+from ..core.records import Record, fresh
 from ..syntax.ast import Span
 
 MANIFEST_NAME = "soma.toml"
@@ -36,8 +36,7 @@ AFTER_KEYS = ("eventually", "never")
 BEFORE_KEYS = ("requires", "requires_all")
 
 
-@dataclass
-class VerifySettings:
+class VerifySettings(Record):
     """The `[verify]` section: temporal properties over state names.
 
     `after` maps a state X to `{"eventually": [...], "never": [...]}` (keys
@@ -45,12 +44,12 @@ class VerifySettings:
     [...], "requires_all": [...]}`. Empty lists mean "not given".
     """
 
-    cells: list[str] = field(default_factory=list)
-    eventually: list[str] = field(default_factory=list)
-    never: list[str] = field(default_factory=list)
-    always: list[str] = field(default_factory=list)
-    after: dict[str, dict[str, list[str]]] = field(default_factory=dict)
-    before: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    cells: list[str] = fresh(list)
+    eventually: list[str] = fresh(list)
+    never: list[str] = fresh(list)
+    always: list[str] = fresh(list)
+    after: dict[str, dict[str, list[str]]] = fresh(dict)
+    before: dict[str, dict[str, list[str]]] = fresh(dict)
     fair: bool = True  # `fair = false`: liveness without the fairness assumption (as --unfair)
 
     @property
@@ -59,15 +58,14 @@ class VerifySettings:
         return bool(self.eventually or self.never or self.always or self.after or self.before)
 
 
-@dataclass
-class ProjectConfig:
+class ProjectConfig(Record):
     """A validated soma.toml: where it is, `[package]`, `[agent]` and `[verify]`."""
 
     path: str
-    package: dict = field(default_factory=dict)
-    agent: dict = field(default_factory=dict)
-    verify: VerifySettings = field(default_factory=VerifySettings)
-    models: dict = field(default_factory=dict)
+    package: dict = fresh(dict)
+    agent: dict = fresh(dict)
+    verify: VerifySettings = fresh(VerifySettings)
+    models: dict = fresh(dict)
     text: str = ""
 
     @property

@@ -20,8 +20,9 @@ used to refuse a call that a handler answers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Generic, Optional, Sequence, TypeVar
+
+from ..core.records import Record
 
 Owner = TypeVar("Owner")
 
@@ -32,8 +33,7 @@ AMBIGUOUS = "ambiguous"
 NONE = "none"
 
 
-@dataclass(frozen=True)
-class Dispatch(Generic[Owner]):
+class Dispatch(Record, Generic[Owner], frozen=True):
     """Where a bare call goes: `kind` is one of OWN, HANDLER, BUILTIN, AMBIGUOUS, NONE.
 
     `owners` holds the chosen owner (HANDLER) or all candidates (AMBIGUOUS).

@@ -15,106 +15,23 @@ Conventions shared by every phase:
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Union
+from typing import Optional, Union
 
+from ..core.records import Record, fresh
 from ..core.spans import NO_SPAN, Span
 
 
-class fresh:
-    """The default of a field that starts as a new empty container in every node:
-    `edges: list[Edge] = fresh(list)` (what `field(default_factory=list)` is to a dataclass)."""
+class Node(Record, metadata={"span": NO_SPAN}):
+    """Base class of every AST node: a `Record` whose `span` is given by name and left out of equality and repr.
 
-    __slots__ = ("factory",)
-
-    def __init__(self, factory: Callable[[], object]):
-        self.factory = factory
-
-
-_REQUIRED = object()  # the `_DEFAULTS` entry of a field that has no default
-_UNSET = object()  # the default a `fresh` field's parameter has, meaning "not given: make a new one"
-
-
-class Node:
-    """Base class of every AST node.
-
-    A node class lists its fields as annotated class attributes, in order, as
-    a dataclass does: `name: str`, `guard: Optional[Expr] = None`,
-    `edges: list[Edge] = fresh(list)`. Each class has an `__init__` taking
-    those fields in order (by position or by name) and a keyword-only `span`,
-    and an `__eq__` comparing the fields but never the span. `repr` shows the
-    fields (not the span). Nodes are not hashable: they can change while the
-    parser builds them, and side tables key them by `id(node)`. `FIELDS`
-    names a class's fields in order, span excluded; generic walks read a
-    node's children through it.
-
-    Why not `@dataclass`: it compiles `__init__`, `__repr__` and `__eq__` of
-    each class when the class is defined, by three `exec`s after much
-    per-field work; with 66 node classes that was a quarter of `soma-kernel
-    verify`'s start-up, though a program uses few of them. Here a class's
-    `__init__` is compiled when its first node is made (`_on_first_init`),
-    and `__eq__` and `__repr__` are one generic method each.
+    A node class lists its fields as a record does (`guard: Optional[Expr] =
+    None`, `edges: list[Edge] = fresh(list)`); `FIELDS` names them, span
+    excluded, and generic walks read a node's children through it. Nodes are
+    not hashable: the parser still changes them (spans of segments), and
+    side tables key them by `id(node)`.
     """
 
-    FIELDS: tuple[str, ...] = ()
-    _DEFAULTS: dict[str, object] = {}
     span: Span
-    __hash__ = None  # type: ignore[assignment]
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        own = tuple(cls.__dict__.get("__annotations__", ()))
-        defaults = dict(cls._DEFAULTS)
-        for name in own:
-            default = cls.__dict__.get(name, _REQUIRED)
-            if isinstance(default, fresh):
-                delattr(cls, name)  # a shared class attribute would hide a missing field; the marker is not one
-            defaults[name] = default
-        cls.FIELDS = cls.FIELDS + own
-        cls._DEFAULTS = defaults
-        required = tuple(name for name in cls.FIELDS if defaults[name] is _REQUIRED)
-        if cls.FIELDS[:len(required)] != required:
-            raise TypeError(f"{cls.__name__}: a field without a default follows one with a default")
-        cls.__init__ = _on_first_init  # type: ignore[method-assign]
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return [getattr(self, name) for name in self.FIELDS] == [getattr(other, name) for name in self.FIELDS]
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS)
-        return f"{type(self).__qualname__}({shown})"
-
-
-def _on_first_init(self: Node, *args, **kwargs) -> None:
-    """A node class's `__init__` until its first node is made: compile the class's own, then run it."""
-    cls = type(self)
-    cls.__init__ = _compiled_init(cls)  # type: ignore[method-assign]
-    cls.__init__(self, *args, **kwargs)
-
-
-def _compiled_init(cls: type[Node]) -> Callable[..., None]:
-    """The `__init__` of a node class, compiled from its `FIELDS` and their defaults."""
-    params, assigns, context = [], ["self.span = span"], {"_NO_SPAN": NO_SPAN, "_UNSET": _UNSET}
-    for name in cls.FIELDS:
-        default = cls._DEFAULTS[name]
-        if default is _REQUIRED:
-            params.append(name)
-            assigns.append(f"self.{name} = {name}")
-        elif isinstance(default, fresh):
-            context[f"_new_{name}"] = default.factory
-            params.append(f"{name}=_UNSET")
-            assigns.append(f"self.{name} = _new_{name}() if {name} is _UNSET else {name}")
-        else:
-            context[f"_default_{name}"] = default
-            params.append(f"{name}=_default_{name}")
-            assigns.append(f"self.{name} = {name}")
-    source = (f"def __init__(self, {''.join(p + ', ' for p in params)}*, span=_NO_SPAN):\n"
-              + "".join(f"    {line}\n" for line in assigns))
-    exec(source, context)  # noqa: S102 - the source is built above from the class's own field names
-    init = context["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    return init
 
 
 # ---------------------------------------------------------------- types

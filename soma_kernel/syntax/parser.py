@@ -17,7 +17,6 @@ Phases, in order:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -26,6 +25,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from ..core.diagnostics import Diagnostic, SomaSyntaxError
 from ..core.gcpause import paused_gc
+from ..core.records import Record, fresh
 from . import ast, larkcache
 
 MAX_NESTING = 400
@@ -120,13 +120,12 @@ class _LineStarts:
 # ---------------------------------------------------------------- scanning
 
 
-@dataclass
-class _Scan:
+class _Scan(Record):
     """What the pre-lexing pass found (see `_scan`)."""
 
     clean: str
     code: str = ""
-    open_brackets: list[tuple[str, int]] = field(default_factory=list)
+    open_brackets: list[tuple[str, int]] = fresh(list)
     unclosed: Optional[tuple[str, int]] = None
     max_depth: int = 0
     max_depth_at: int = 0
@@ -800,24 +799,21 @@ class _RulesSection(list):
     """The rules of one `rules { }` block, before they join their test cell."""
 
 
-@dataclass
-class _Returns:
+class _Returns(Record):
     """A `-> Type` after a parameter list, with the span of the arrow clause."""
 
     type: ast.TypeRef
     span: ast.Span
 
 
-@dataclass
-class _Initial:
+class _Initial(Record):
     """An `initial: state` line."""
 
     name: str
     span: ast.Span
 
 
-@dataclass
-class _FrameClause:
+class _FrameClause(Record):
     """One `calls` / `writes` / `reads` / `moves` clause of a skeleton signal."""
 
     kind: str

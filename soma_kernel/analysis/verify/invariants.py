@@ -31,9 +31,9 @@ runtime-checked (computed values): <tags> because <reasons>` for the rest.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Optional
 
+from ...core.records import Record, fresh
 from ...syntax import ast
 from ...syntax.invariant_terms import is_size_term, written_length_subject
 from ...syntax.render import render_expr
@@ -51,8 +51,7 @@ WRITE_METHODS = {"set", "push", "append", "delete"}
 MAX_CALL_DEPTH = 32
 
 
-@dataclass(frozen=True)
-class Interval:
+class Interval(Record, frozen=True):
     """A closed numeric interval; None is an infinite bound."""
 
     lo: Optional[float] = None
@@ -101,18 +100,16 @@ def _clip(interval: Interval) -> Interval:
     return Interval(lo, hi)
 
 
-@dataclass
-class Value:
+class Value(Record):
     """What the prover knows of an expression: its interval, whether it read a
     guarded slot (induction), and why it is not bounded."""
 
     interval: Interval = UNBOUNDED
     induction: bool = False
-    reasons: set = field(default_factory=set)
+    reasons: set = fresh(set)
 
 
-@dataclass
-class Conjunct:
+class Conjunct(Record):
     """One `&&` part of an invariant: an interval bound on the written value,
     a size bound, or something only the runtime checks."""
 
@@ -124,8 +121,7 @@ class Conjunct:
     slot_on_left: bool = True
 
 
-@dataclass
-class Write:
+class Write(Record):
     """A write site: the body, the slot, the written expression (None for delete);
     `node` is the writing call or assignment, `repeated` true inside a loop or lambda."""
 

@@ -9,9 +9,9 @@ the CLI prints; `render_json` gives the machine form.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Optional
 
+from ...core.records import Record, fresh
 from ...syntax.machines import MachineModel
 from .temporal import TemporalResult
 
@@ -19,62 +19,57 @@ PASS, WARN, FAIL, INFO = "✓", "⚠", "✗", "·"
 JSON_STATUS = {PASS: "pass", WARN: "warning", FAIL: "fail", INFO: "info"}
 
 
-@dataclass
-class Step:
+class Step(Record):
     """One edge of a trace and the handlers whose transition() can take it."""
 
     src: str
     dst: str
-    handlers: list[str] = field(default_factory=list)
+    handlers: list[str] = fresh(list)
 
     def render(self) -> str:
         """`--h1,h2-->` (or `-->` when no handler takes it)."""
         return f"--{','.join(self.handlers)}-->" if self.handlers else "-->"
 
 
-@dataclass
-class CheckLine:
+class CheckLine(Record):
     """One check line: its mark, text, and an optional state trace with steps."""
 
     mark: str
     text: str
     trace: Optional[list[str]] = None
-    steps: list[Step] = field(default_factory=list)
+    steps: list[Step] = fresh(list)
     kind: str = ""
 
 
-@dataclass
-class MachineReport:
+class MachineReport(Record):
     """The check lines and temporal results of one state machine."""
 
     model: MachineModel
     title: str
-    lines: list[CheckLine] = field(default_factory=list)
-    temporal: list[TemporalResult] = field(default_factory=list)
+    lines: list[CheckLine] = fresh(list)
+    temporal: list[TemporalResult] = fresh(list)
 
 
-@dataclass
-class CheckGroup:
+class CheckGroup(Record):
     """A synthetic group such as `<Cell>/invariants:` or `<Cell>/termination:`."""
 
     title: str
-    lines: list[CheckLine] = field(default_factory=list)
+    lines: list[CheckLine] = fresh(list)
 
 
-@dataclass
-class VerifyReport:
+class VerifyReport(Record):
     """Everything `soma-kernel verify` found about one program."""
 
     path: str
-    notes: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    machines: list[MachineReport] = field(default_factory=list)
-    groups: list[CheckGroup] = field(default_factory=list)
+    notes: list[str] = fresh(list)
+    errors: list[str] = fresh(list)
+    machines: list[MachineReport] = fresh(list)
+    groups: list[CheckGroup] = fresh(list)
     properties_line: Optional[str] = None
     strict: bool = False
-    strict_reasons: list[str] = field(default_factory=list)
+    strict_reasons: list[str] = fresh(list)
     check_failed: bool = False
-    check_errors: list[str] = field(default_factory=list)
+    check_errors: list[str] = fresh(list)
 
     def all_lines(self) -> list[CheckLine]:
         """Every check line, machines first, then the synthetic groups."""

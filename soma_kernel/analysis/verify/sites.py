@@ -21,9 +21,9 @@ Walks use an explicit stack: no recursion over the user's tree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Optional
 
+from ...core.records import Record
 from ...syntax import ast
 from ...syntax.render import render_expr
 from ..walk import children
@@ -32,8 +32,7 @@ TRANSITION = "transition"
 THINK_BUILTINS = ("think", "think_json")
 
 
-@dataclass
-class CallSite:
+class CallSite(Record):
     """One node found in a body (a call, a write…): its enclosing path items,
     the facts (conditions) that hold there, and whether it sits in a try block."""
 
@@ -43,8 +42,7 @@ class CallSite:
     in_try: bool
 
 
-@dataclass
-class TransitionSite:
+class TransitionSite(Record):
     """A transition() call: the literal target (or None when computed), the
     declared source of the 3-argument form, and its path."""
 

@@ -16,15 +16,14 @@ turned into SomaErrors) or, having checked the arity itself, through
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from ...core.diagnostics import SomaError
+from ...core.records import Record
 from ..values import type_of
 
 
-@dataclass(frozen=True)
-class Builtin:
+class Builtin(Record, frozen=True):
     """One builtin function: its Python implementation, arity range
     (max_args None = variadic), group, signature text, a one-line doc, and
     whether it is pure (no I/O, deterministic, no effect on the program).
