@@ -34,17 +34,22 @@ class Graph(Adjacency):
     def __init__(self, model: MachineModel):
         self.model = model
         self.states: list[str] = list(model.states)
-        self.index: dict[str, int] = {s: i for i, s in enumerate(self.states)}
-        count = len(self.states)
-        self.succ: list[list[int]] = [[] for _ in range(count)]
-        self.pred: list[list[int]] = [[] for _ in range(count)]
-        for src, targets in model.successors.items():
-            i = self.index[src]
-            for dst in targets:
-                j = self.index[dst]
-                self.succ[i].append(j)
+        self.index: dict[str, int] = dict(zip(self.states, range(len(self.states))))
+        index, successors = self.index, model.successors
+        self.succ: list[list[int]] = [[index[dst] for dst in successors[src]] for src in self.states]
+        self.pred: list[list[int]] = [[] for _ in self.states]
+        for i, targets in enumerate(self.succ):
+            for j in targets:
                 self.pred[j].append(i)
-        self.initial: int = self.index.get(model.initial, 0)
+        self.initial: int = index.get(model.initial, 0)
+        self._from_initial: Optional[list[bool]] = None
+
+    def reachable_from_initial(self) -> list[bool]:
+        """The states reachable from the initial state, searched once and
+        shared by the checks that need them (structure lines, temporal properties)."""
+        if self._from_initial is None:
+            self._from_initial = reachable(self, [self.initial])
+        return self._from_initial
 
     def is_terminal(self, i: int) -> bool:
         """No outgoing edge to another state (a self-loop does not count)."""
@@ -68,21 +73,29 @@ def reachable(graph: Graph, sources: Iterable[int], allowed: Optional[list[bool]
     """States reachable from `sources` (or reaching them when `backward`).
 
     With `allowed`, the search only enters allowed states (sources included
-    only when allowed).
+    only when allowed). The visit order is a list that grows while it is read
+    (which states are found does not depend on the order), and the search
+    without `allowed` has its own loop: the test is not paid per edge.
     """
     edges = graph.pred if backward else graph.succ
     seen = [False] * len(graph)
-    queue: deque[int] = deque()
+    order: list[int] = []
     for s in sources:
         if not seen[s] and (allowed is None or allowed[s]):
             seen[s] = True
-            queue.append(s)
-    while queue:
-        current = queue.popleft()
+            order.append(s)
+    if allowed is None:
+        for current in order:
+            for nxt in edges[current]:
+                if not seen[nxt]:
+                    seen[nxt] = True
+                    order.append(nxt)
+        return seen
+    for current in order:
         for nxt in edges[current]:
-            if not seen[nxt] and (allowed is None or allowed[nxt]):
+            if not seen[nxt] and allowed[nxt]:
                 seen[nxt] = True
-                queue.append(nxt)
+                order.append(nxt)
     return seen
 
 

@@ -16,12 +16,11 @@ from .report import FAIL, INFO, PASS, WARN, CheckLine
 def structure_lines(graph: Graph) -> list[CheckLine]:
     """Check lines 1–7 for one machine."""
     model = graph.model
-    seen = reachable(graph, [graph.initial])
+    seen = graph.reachable_from_initial()
     terminals = model.terminal_states
     lines = [CheckLine(PASS, f"{len(model.states)} states, {len(model.edges)} transitions", kind="size")]
     lines.append(_reachability(graph, seen))
-    returns = reachable(graph, [graph.initial], backward=True)
-    reactive_ok = all(returns[i] for i in range(len(graph)) if seen[i])
+    reactive_ok = not terminals and _can_always_return(graph, seen)
     lines.append(_terminals(model, terminals, reactive_ok))
     lines.append(_deadlocks(graph, seen))
     lines.append(_liveness(graph, seen, terminals, reactive_ok))
@@ -30,10 +29,17 @@ def structure_lines(graph: Graph) -> list[CheckLine]:
     return lines
 
 
+def _can_always_return(graph: Graph, seen: list[bool]) -> bool:
+    """Every reachable state can get back to the initial state (what makes a
+    machine without terminal states reactive; only asked of such machines)."""
+    returns = reachable(graph, [graph.initial], backward=True)
+    return all(returns[i] for i in range(len(graph)) if seen[i])
+
+
 def _reachability(graph: Graph, seen: list[bool]) -> CheckLine:
-    unreachable = [graph.states[i] for i in range(len(graph)) if not seen[i]]
-    if not unreachable:
+    if all(seen):
         return CheckLine(PASS, f"all states reachable from '{graph.model.initial}'", kind="reachability")
+    unreachable = [graph.states[i] for i in range(len(graph)) if not seen[i]]
     return CheckLine(FAIL, f"unreachable states: [{', '.join(unreachable)}]", kind="reachability")
 
 
@@ -49,8 +55,8 @@ def _terminals(model, terminals: list[str], reactive_ok: bool) -> CheckLine:
 
 def _deadlocks(graph: Graph, seen: list[bool]) -> CheckLine:
     """A reachable state with no way out that is not final (none by construction)."""
-    stuck = [graph.states[i] for i in range(len(graph))
-             if seen[i] and not graph.succ[i] and not graph.is_terminal(i)]
+    stuck = [graph.states[i] for i, targets in enumerate(graph.succ)
+             if not targets and seen[i] and not graph.is_terminal(i)]
     if not stuck:
         return CheckLine(PASS, "no deadlocks", kind="deadlocks")
     return CheckLine(FAIL, f"deadlock states: [{', '.join(stuck)}] — stuck with no transitions", kind="deadlocks")

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ...project.settings import VerifySettings
-from .graph import Graph, find_fair_lasso, find_lasso, reachable, shortest_path
+from .graph import Graph, find_fair_lasso, find_lasso, shortest_path
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ def deadlock_free(graph: Graph, seen: list[bool]) -> TemporalResult:
     deadlock is a reachable state with only a self-loop that is not final —
     which cannot happen; the property still runs to state it explicitly.
     """
-    stuck = [i for i in range(len(graph)) if seen[i] and not graph.succ[i] and not graph.is_terminal(i)]
+    stuck = [i for i, targets in enumerate(graph.succ) if not targets and seen[i] and not graph.is_terminal(i)]
     if not stuck:
         return TemporalResult("deadlock_free", True, "no deadlocks in any reachable state")
     path = shortest_path(graph, graph.initial, graph.mask(graph.names(stuck)))
@@ -267,7 +267,7 @@ _CHECKERS = {
 
 def check_machine(graph: Graph, props: list[Property], title: str = "", fair: bool = True) -> list[TemporalResult]:
     """deadlock_free, then every user property, on one machine (titled as the report titles it)."""
-    seen = reachable(graph, [graph.initial])
+    seen = graph.reachable_from_initial()
     results = [deadlock_free(graph, seen)]
     results.extend(check_property(graph, prop, seen, title, fair) for prop in props)
     return results
