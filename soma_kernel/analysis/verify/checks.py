@@ -25,7 +25,7 @@ from .effects import effects_lines
 from .graph import Graph
 from .guards import guard_lines
 from .invariants import invariant_groups, status_invariant_notes
-from .refinement import cell_bodies, edge_takers, isolation_lines, refinement_lines, sources_note
+from .refinement import EdgeTakers, cell_bodies, isolation_lines, refinement_lines, sources_note
 from .report import MachineReport, Step, VerifyReport, CheckGroup
 from .structure import structure_lines
 from .temporal import check_machine, user_properties
@@ -72,7 +72,7 @@ def _verify(program: ast.Program, project: Optional[object], path: str, strict: 
         tools = [t.name for t in info.decl.face.tools] if info.decl.face else []
         machine.lines += effects_lines(bodies, tools)
         machine.lines += status_invariant_notes(info)
-        takers = edge_takers(info.model, bodies, with_dynamic=True)
+        takers = EdgeTakers(info.model, bodies, with_dynamic=True)
         _label_traces(machine, takers)
         chosen = props if applies(info.name) else []
         machine.temporal = check_machine(graph, chosen, machine.title, fair)
@@ -139,14 +139,14 @@ def _properties_line(props, settings, index: ProgramIndex) -> Optional[str]:
     return line
 
 
-def _steps(states: Optional[list[str]], takers: dict) -> list[Step]:
+def _steps(states: Optional[list[str]], takers: EdgeTakers) -> list[Step]:
     """Labelled steps along a state path."""
     if not states:
         return []
-    return [Step(a, b, list(takers.get((a, b), []))) for a, b in zip(states, states[1:])]
+    return [Step(a, b, takers.get((a, b))) for a, b in zip(states, states[1:])]
 
 
-def _label_traces(machine: MachineReport, takers: dict) -> None:
+def _label_traces(machine: MachineReport, takers: EdgeTakers) -> None:
     """Attach handler-labelled steps to the check lines that carry a trace."""
     for line in machine.lines:
         if line.trace:

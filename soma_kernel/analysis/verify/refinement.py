@@ -8,7 +8,7 @@ For one cell with a machine, every body (handlers in declaration order, then
 - ⚠ for each declared edge that no handler can take;
 - the `· transition sources` note for handlers using the 2-argument form.
 
-`edge_takers` tells, for every expanded edge, which handlers can take it (a
+`EdgeTakers` tells, for an expanded edge, which handlers can take it (a
 2-argument call whose target is the edge's destination, or a 3-argument call
 naming the edge): the labelled traces of counter-examples use it.
 """
@@ -55,26 +55,30 @@ def cell_bodies(handlers: list[ast.Handler], scheduled: list[ast.Scheduled], typ
     return CellBodies(bodies, {b.name: transition_sites(b.body, typed) for b in bodies})
 
 
-def edge_takers(model: MachineModel, cell: CellBodies,
-                with_dynamic: bool = False) -> dict[tuple[str, str], list[str]]:
+class EdgeTakers:
     """For each expanded edge, the handlers whose transition() calls can take it.
 
-    With `with_dynamic`, a handler with a computed target is listed as `h?`
-    on every edge it does not take literally (it may take any of them).
+    Worked out per edge when asked: only the edges of a trace are ever
+    looked up, and a machine may have 100 000 edges. With `with_dynamic`, a
+    handler with a computed target is listed as `h?` on every edge it does
+    not take literally (it may take any of them).
     """
-    by_target, by_edge = _literal_moves(cell)
-    takers: dict[tuple[str, str], list[str]] = {}
-    for edge in model.edges:
-        key = (edge.src, edge.dst)
-        names = list(by_target.get(edge.dst, ()))
-        for name in by_edge.get(key, ()):
+
+    def __init__(self, model: MachineModel, cell: CellBodies, with_dynamic: bool = False):
+        self.model = model
+        self.by_target, self.by_edge = _literal_moves(cell)
+        self.guessers = [b.name for b in cell.bodies if any(not s.literal for s in cell.transitions[b.name])] \
+            if with_dynamic else []
+
+    def get(self, edge: tuple[str, str]) -> list[str]:
+        """The handlers that can take `edge` (src, dst); [] when the machine has no such edge."""
+        if not self.model.has_edge(*edge):
+            return []
+        names = list(self.by_target.get(edge[1], ()))
+        for name in self.by_edge.get(edge, ()):
             _add_once(names, name)
-        takers[key] = names
-    guessers = [b.name for b in cell.bodies if any(not s.literal for s in cell.transitions[b.name])]
-    if with_dynamic and guessers:
-        for names in takers.values():
-            names.extend(f"{g}?" for g in guessers if g not in names)
-    return takers
+        names.extend(f"{g}?" for g in self.guessers if g not in names)
+        return names
 
 
 def _literal_moves(cell: CellBodies) -> tuple[dict[str, list[str]], dict[tuple[str, str], list[str]]]:
@@ -157,7 +161,7 @@ def _undeclared(model: MachineModel, site: TransitionSite) -> str:
     """Why a literal call leaves the machine, or "" when it stays inside."""
     if not site.literal:
         return ""
-    states = set(model.states)
+    states = model.successors  # keyed by every state: a membership test without a set per call
     if site.source is None:
         if site.target not in states:
             return f'calls transition(_, "{site.target}") but "{site.target}" is not in state machine `{model.name}`'
@@ -173,17 +177,37 @@ def _undeclared(model: MachineModel, site: TransitionSite) -> str:
 
 
 def _dead_edges(model: MachineModel, cell: CellBodies, label: str) -> list[CheckLine]:
-    """Declared lines that no handler's transition() can take."""
+    """Declared lines that no handler's transition() can take.
+
+    A plain line is its one expanded edge, so it is judged on its own names;
+    only a `* -> t` line needs its expanded edges (it may have none).
+    """
     by_target, by_edge = _literal_moves(cell)
-    taken_lines = {id(e.declared) for e in model.edges if e.dst in by_target or (e.src, e.dst) in by_edge}
-    expanded_lines = {id(e.declared) for e in model.edges}
+    wildcard_taken, wildcard_expanded = _wildcard_use(model, by_target, by_edge)
     lines = []
     for declared in model.declared_edges:
-        if id(declared) not in expanded_lines or id(declared) in taken_lines:
+        if declared.src == "*":
+            if id(declared) not in wildcard_expanded or id(declared) in wildcard_taken:
+                continue
+        elif declared.dst in by_target or (declared.src, declared.dst) in by_edge:
             continue
         lines.append(CheckLine(WARN, f"{label}: declared transition `{declared.src} → {declared.dst}` is never "
                                      "reached by any handler — spec may be aspirational or stale", kind="refinement"))
     return lines
+
+
+def _wildcard_use(model: MachineModel, by_target: dict, by_edge: dict) -> tuple[set[int], set[int]]:
+    """The ids of the `* -> t` lines some handler can take, and of those that expand to any edge."""
+    taken: set[int] = set()
+    expanded: set[int] = set()
+    if not model.wildcard_lines:
+        return taken, expanded
+    for edge in model.edges:
+        if edge.wildcard:
+            expanded.add(id(edge.declared))
+            if edge.dst in by_target or (edge.src, edge.dst) in by_edge:
+                taken.add(id(edge.declared))
+    return taken, expanded
 
 
 def sources_note(cell: CellBodies) -> list[CheckLine]:
