@@ -12,11 +12,23 @@ import sys
 
 from ..analysis.verify.gate import check_then_verify
 from ..analysis.verify.report import render_json, render_text
+from ..core.gcpause import paused_gc
 from .program import load_program
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run verify on one file and print the report; returns the exit code."""
+    """Run verify on one file and print the report; returns the exit code.
+
+    The cyclic collector stays paused from the parse to the printed report,
+    and comes back only once `_verify_file` has returned: the program and
+    its report, freed by reference counting, are then never walked by it.
+    """
+    with paused_gc():
+        return _verify_file(args)
+
+
+def _verify_file(args: argparse.Namespace) -> int:
+    """Load, check, verify and print one file; the exit code."""
     loaded = load_program(args.file)
     if loaded is None:
         return 1

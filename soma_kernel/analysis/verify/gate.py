@@ -20,11 +20,11 @@ def check_then_verify(program: ast.Program, project: Optional[object], path: str
                       strict: bool = False, unfair: bool = False) -> VerifyReport:
     """The verify report of `program`, or a report of the check errors (each
     rendered by `render_error`) when `soma check` does not pass."""
-    with paused_gc():  # the index holds every state and edge (see gcpause)
+    with paused_gc():  # one pause for the three passes: each pause's end costs a walk over what it built
         index = ProgramIndex(program)
-    checked = check_program(program, project, index)
-    if not checked.passed:
-        report = VerifyReport(path, strict=strict, check_failed=True)
-        report.check_errors = [render_error(error) for error in checked.errors]
-        return report
-    return verify_program(program, project, path, strict, unfair, index)
+        checked = check_program(program, project, index)
+        if not checked.passed:
+            report = VerifyReport(path, strict=strict, check_failed=True)
+            report.check_errors = [render_error(error) for error in checked.errors]
+            return report
+        return verify_program(program, project, path, strict, unfair, index)
