@@ -14,17 +14,22 @@ and `a`. `declared_edges` keeps the lines as written (describe counts those).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import attrgetter
 from typing import Optional
 
 from . import ast
 
+_ENDS = attrgetter("src", "dst")  # (src, dst) of an edge, model or declared
 
-@dataclass(frozen=True)
+
+@dataclass(slots=True)
 class ModelEdge:
-    """One edge of the expanded graph.
+    """One edge of the expanded graph, read-only by convention.
 
     `declared` is the ast.Edge it came from; `wildcard` tells whether it was
-    produced by a `* -> t` line.
+    produced by a `* -> t` line. Not a frozen dataclass: building one was
+    then six times dearer, and a machine may have 100 000 edges.
     """
 
     src: str
@@ -54,12 +59,16 @@ class MachineModel:
 
     def __post_init__(self) -> None:
         self.successors = successors = {s: [] for s in self.states}
-        edge_index = self.edge_index
-        for edge in self.edges:
-            key = (edge.src, edge.dst)
-            if key not in edge_index:
-                edge_index[key] = edge
-                successors[edge.src].append(edge.dst)
+        keys = list(map(_ENDS, self.edges))
+        firsts = dict.fromkeys(keys)  # each (src, dst) once, in order of first appearance
+        if len(firsts) == len(keys):
+            self.edge_index = dict(zip(keys, self.edges))
+        else:
+            self.edge_index = {}
+            for key, edge in zip(keys, self.edges):
+                self.edge_index.setdefault(key, edge)
+        for src, dst in firsts:
+            successors[src].append(dst)
 
     def has_edge(self, src: str, dst: str) -> bool:
         """True when the expanded graph holds `src -> dst`."""
@@ -79,8 +88,8 @@ class MachineModel:
 
         A self-loop does not make a state non-terminal.
         """
-        successors = self.successors
-        return [s for s in self.states if successors[s].count(s) == len(successors[s])]
+        successors = self.successors  # no target twice (see __post_init__): all-self is [] or [s]
+        return [s for s in self.states if not successors[s] or successors[s] == [s]]
 
     @property
     def guarded_edges(self) -> list[ModelEdge]:
@@ -96,26 +105,26 @@ class MachineModel:
 def build_model(cell_name: str, machine: ast.StateMachine) -> MachineModel:
     """Expand a parsed `state` section into its graph model."""
     states = _states_in_order(machine)
-    edges: list[ModelEdge] = []
-    for line in machine.edges:
-        if line.src == "*":
-            excluded = set(line.excepts) | {line.dst}
-            edges.extend(ModelEdge(s, line.dst, line, True) for s in states if s not in excluded)
-        else:
-            edges.append(ModelEdge(line.src, line.dst, line))
+    if not any(line.src == "*" for line in machine.edges):
+        edges = [ModelEdge(line.src, line.dst, line) for line in machine.edges]
+    else:
+        edges = []
+        for line in machine.edges:
+            if line.src == "*":
+                excluded = set(line.excepts) | {line.dst}
+                edges.extend(ModelEdge(s, line.dst, line, True) for s in states if s not in excluded)
+            else:
+                edges.append(ModelEdge(line.src, line.dst, line))
     initial = machine.initial or (states[0] if states else "")
     return MachineModel(machine.name, cell_name, initial, states, edges, list(machine.edges), machine)
 
 
 def _states_in_order(machine: ast.StateMachine) -> list[str]:
     """Declared states: initial first, then each edge's source and target."""
-    seen: dict[str, None] = {}
-    if machine.initial:
-        seen[machine.initial] = None
-    for line in machine.edges:
-        if line.src != "*":
-            seen.setdefault(line.src, None)
-        seen.setdefault(line.dst, None)
+    names = [machine.initial] if machine.initial else []
+    names.extend(chain.from_iterable(map(_ENDS, machine.edges)))
+    seen = dict.fromkeys(names)
+    seen.pop("*", None)  # a wildcard's source is no state (no state can be called `*`)
     return list(seen)
 
 
