@@ -39,6 +39,14 @@ TEXTS = {
     "blank lines and a second block": block("a -> b", "", "b -> c") + block("initial: x", "x -> y", "", "y -> z"),
     "an item without an arrow": block("a -> b", "B -> C", "x"),
     "windows line ends": block("a -> b", "b -> c").replace("\n", "\r\n"),
+    "blank lines with spaces, tabs and CR in a run": block("a -> b", "  \t", "\r", "b -> c", "", "", "c -> d"),
+    "initial between two runs": block("a -> b", "", "initial: b", "", "b -> c", "c -> d"),
+    "a keyword in the second run": block("a -> b", "initial: a", "b -> match", "c -> d"),
+    "a wildcard after the run": block("a -> b", "b -> c", "* -> a except [c]"),
+    "a run that ends the block": block("a -> b", "b -> c", ""),
+    "a name ending in state is no block": "cell A {\n    mystate s {\n        a -> b\n    }\n}\n",
+    "a state block at the very start": "state s {\n    a -> b\n    b -> c\n}\n",
+    "tabs around the arrow": block("a\t->\tb", "b  ->  c", "c->d"),
 }
 
 
@@ -86,3 +94,17 @@ def test_a_long_chain_is_lifted_with_its_spans():
     assert (last.src, last.dst) == ("s1999", "s2000")
     assert (last.span.line, last.span.col, last.span.end_line, last.span.end_col) == (2003, 9, 2003, 23)
     assert program.source[last.span.start:last.span.end] == "s1999 -> s2000"
+
+
+def test_only_the_top_of_a_block_is_lifted():
+    text = block("a -> b", "b -> c { guard { true } }", "c -> d", "d -> e")
+    clean, lifted = parser._lift_simple_edges(parser._scan(text))
+    assert [(e.src, e.dst) for found in lifted.values() for e in found] == [("a", "b")]
+    assert clean.count("->") == 3
+
+
+def test_blank_lines_in_a_run_keep_the_line_numbers():
+    text = block("a -> b", "", "  ", "b -> c", "", "c -> d")
+    program = parser.parse(text, origin="a.cell")
+    spans = [(e.span.line, e.span.col) for e in program.items[0].machines[0].edges]
+    assert spans == [(3, 9), (6, 9), (8, 9)]

@@ -17,6 +17,8 @@ Phases, in order:
 from __future__ import annotations
 
 import re
+from functools import cached_property
+from operator import attrgetter
 from pathlib import Path
 from typing import Optional
 
@@ -276,11 +278,14 @@ def _block_comment_end(text: str, start: int) -> int:
 
 # ---------------------------------------------------------------- runs of edge lines
 
-_STATE_OPENER = re.compile(r"\bstate\s+[A-Za-z_][A-Za-z0-9_]*\s*(?::\s*[A-Z][A-Za-z0-9_]*\s*)?\{[ \t\r]*\n")
+# `state` first, then the look-behind for a word boundary: a pattern starting with a literal is
+# searched with a fast string scan, one starting with `\b` tries every offset of the text.
+_STATE_OPENER = re.compile(r"state(?<![A-Za-z0-9_]state)\s+[A-Za-z_][A-Za-z0-9_]*\s*(?::\s*[A-Z][A-Za-z0-9_]*\s*)?"
+                           r"\{[ \t\r]*\n")
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _KEPT_LINES = re.compile(rf"(?:[ \t]*(?:initial[ \t]*:[ \t]*({_NAME}))?[ \t\r]*\n)*")
-_EDGE_RUN = re.compile(rf"(?:[ \t]*(?:{_NAME}[ \t]*->[ \t]*{_NAME})?[ \t\r]*\n)+")
-_EDGE_LINE = re.compile(rf"^[ \t]*({_NAME})[ \t]*->[ \t]*({_NAME})[ \t\r]*$", re.MULTILINE)
+# One plain edge line and the blank lines after it: a run of them is matched line after line.
+_EDGE_LINE = re.compile(rf"[ \t]*({_NAME})[ \t]*->[ \t]*({_NAME})[ \t\r]*\n((?:[ \t\r]*\n)*)")
 _ITEM_START = re.compile(rf"[ \t]*(?:\}}|\*|initial[ \t]*:|({_NAME}))")
 _BRACES = re.compile(r"[{}]")
 _BLANKS = re.compile(r"[ \t\r\n]*")
@@ -337,40 +342,44 @@ def _edge_runs(code: str, position: int, body_end: int, keywords: set) -> tuple[
         kept = _KEPT_LINES.match(code, position, body_end)
         if any(name in keywords for name in re.findall(rf"initial[ \t]*:[ \t]*({_NAME})", kept.group())):
             return [], []
-        run = _EDGE_RUN.match(code, kept.end(), body_end)
-        if run is None:
+        line += code.count("\n", counted, kept.end())
+        found, run_end = _run_edges(code, kept.end(), body_end, line)
+        if not found:
             return edges, runs
-        found = _run_edges(code, run.start(), run.end(), line, counted)
-        if any(edge.src in keywords or edge.dst in keywords for edge in found):
+        if not keywords.isdisjoint(map(_SOURCE, found)) or not keywords.isdisjoint(map(_TARGET, found)):
             return [], []
-        if found:
-            line, counted = found[-1].span.line, found[-1].span.start - found[-1].span.col + 1
-        if not _starts_item(code, run.end(), body_end, keywords):
+        line += code.count("\n", kept.end(), run_end)
+        counted = run_end
+        if not _starts_item(code, run_end, body_end, keywords):
             del found[-1:]  # a clause on the next line may continue the last edge: lark reads it
             edges += found
             if found:
-                runs.append((run.start(), found[-1].span.end))
+                runs.append((kept.end(), found[-1].span.end))
             return edges, runs
         edges += found
-        runs.append((run.start(), run.end()))
-        position = run.end()
+        runs.append((kept.end(), run_end))
+        position = run_end
 
 
-def _run_edges(code: str, start: int, end: int, line: int, counted: int) -> list[ast.Edge]:
-    """The Edge nodes of the `a -> b` lines in code[start:end], whose first
-    line is `line` when counting from offset `counted` (the start of a line)."""
+_SOURCE, _TARGET = attrgetter("src"), attrgetter("dst")
+
+
+def _run_edges(code: str, start: int, end: int, line: int) -> tuple[list[ast.Edge], int]:
+    """The Edge nodes of the `a -> b` lines (blank lines between them allowed)
+    from `start`, the start of line number `line`, and the offset where they
+    end: each line is matched where the previous one ended, so the text is
+    read once and its line breaks are counted from the matches."""
     edges = []
-    add, edge_node, span = edges.append, ast.Edge, ast.Span
-    count = code.count
-    for match in _EDGE_LINE.finditer(code, start, end):
-        line_start = match.start()
-        line += count("\n", counted, line_start)
-        counted = line_start
+    add, edge_node, span, match_line = edges.append, ast.Edge, ast.Span, _EDGE_LINE.match
+    position = start
+    while (match := match_line(code, position, end)) is not None:
+        src, dst, blanks = match.groups()
         src_start, dst_end = match.start(1), match.end(2)
-        column = src_start - line_start + 1
-        src, dst = match.groups()
+        column = src_start - position + 1
         add(edge_node(src, dst, span=span(line, column, line, column + dst_end - src_start, src_start, dst_end)))
-    return edges
+        line += 1 + blanks.count("\n") if blanks else 1
+        position = match.end()
+    return edges, position
 
 
 def _starts_item(code: str, position: int, body_end: int, keywords: set) -> bool:
@@ -419,8 +428,9 @@ class _Lines:
 
 
 def _whole_span(text: str) -> ast.Span:
-    """The Span covering a whole text."""
-    return _Lines(text).span(0, len(text))
+    """The Span covering a whole text (its end: after the last line break, on the last line)."""
+    last_line_start = text.rfind("\n") + 1
+    return ast.Span(1, 1, text.count("\n") + 1, len(text) - last_line_start + 1, 0, len(text))
 
 
 def _token_span(tok: Token) -> ast.Span:
@@ -552,7 +562,11 @@ class _Errors:
         self.text = text
         self.scanned = scanned
         self.origin = origin
-        self.lines = _Lines(text)
+
+    @cached_property
+    def lines(self) -> _Lines:
+        """The text's line starts, found only once an error is to be placed."""
+        return _Lines(self.text)
 
     def raise_at(self, start: int, end: int, message: str, hint: Optional[str] = None,
                  incomplete: bool = False):
