@@ -1,6 +1,9 @@
 """Graph and temporal-property tests on hand-built machine models."""
 
 from soma_kernel.syntax.machines import build_model
+from soma_kernel.syntax.parser import parse
+from soma_kernel.analysis.verify.checks import verify_program
+from soma_kernel.analysis.verify.refinement import EdgeTakers, cell_bodies
 from soma_kernel.analysis.verify.graph import (
     Graph, cyclic_states, find_lasso, reachable, shortest_path, strongly_connected,
 )
@@ -136,3 +139,55 @@ def test_before_requires_and_requires_all():
 def test_deadlock_free_always_first():
     out = check_machine(machine("a", "a -> b"), [])
     assert out[0].property == "deadlock_free" and out[0].passed
+
+
+def test_repeated_lines_and_self_loops_in_the_model():
+    g = machine("a", "a -> b", "a -> b", "b -> b", "b -> c", "c -> c")
+    model = g.model
+    assert len(model.edges) == 5 and model.successors == {"a": ["b"], "b": ["b", "c"], "c": ["c"]}
+    assert model.edge("a", "b") is model.edges[0]
+    assert model.terminal_states == ["c"]
+    assert g.succ == [[1], [1, 2], [2]] and g.pred == [[], [0, 1], [1, 2]]
+
+
+def test_a_state_named_like_a_keyword_is_kept_in_order():
+    g = machine("start", "b -> a", "* -> start except [a]", "a -> c")
+    assert g.states == ["start", "b", "a", "c"]
+
+
+DESK = """cell Desk {
+    face {
+        signal go(id: String) -> String
+    }
+    state ticket {
+        initial: a
+        a -> b
+        a -> b
+        b -> c
+        * -> a except [c]
+        * -> z except [a, b, c]
+        c -> c
+    }
+    on go(id: String) {
+        transition(id, "b", "a")
+        transition(id, "c")
+        return "ok"
+    }
+}
+"""
+
+
+def test_dead_lines_are_judged_per_declared_line():
+    report = verify_program(parse(DESK, origin="desk.cell"), None, "desk.cell")
+    dead = [line.text for line in report.machines[0].lines if "never reached" in line.text]
+    # both `a -> b` lines are dead; `* -> a` is taken (b → a), `* -> z` expands to no edge, `c -> c` is taken
+    assert dead == ["refinement: declared transition `a → b` is never reached by any handler — spec may be "
+                    "aspirational or stale"] * 2
+
+
+def test_edge_takers_are_asked_per_edge():
+    cell = parse(DESK, origin="desk.cell").cells[0]
+    takers = EdgeTakers(build_model("Desk", cell.machine), cell_bodies(cell.handlers, cell.scheduled),
+                        with_dynamic=True)
+    assert takers.get(("b", "a")) == ["go"] and takers.get(("b", "c")) == ["go"]
+    assert takers.get(("a", "b")) == [] and takers.get(("a", "z")) == []
