@@ -56,7 +56,7 @@ def _check_declaration(index: ProgramIndex, report: Reporter, info: CellInfo, mo
     """`except` lists name declared states; guards are pure."""
     for line in model.declared_edges:
         for name in line.excepts:
-            if name not in model.states:
+            if not model.has_state(name):
                 report.error(line, f"`except [{name}]` in machine '{model.name}' names no declared state"
                              f"{did_you_mean(name, model.states)}", "machine", "list declared states only")
         if line.guard is not None:
@@ -91,7 +91,7 @@ def _check_site(index: ProgramIndex, report: Reporter, info: CellInfo, owner: as
             return
         edges = [model.edge(source, target)]
     elif target is not None:
-        edges = [e for e in model.edges if e.dst == target]
+        edges = model.entering(target)
     else:
         return
     handler_name = getattr(owner, "name", "every/after block")
@@ -103,12 +103,12 @@ def _check_site(index: ProgramIndex, report: Reporter, info: CellInfo, owner: as
 def _known_target(report: Reporter, call: ast.Call, model: MachineModel, target: str) -> bool:
     """A literal target must be a declared state that some edge enters."""
     written = _as_written(call.args[-1], target)
-    if target not in model.states:
+    if not model.has_state(target):
         report.error(call.args[-1], f"transition(_, {written}): {written} is not a state of machine "
                      f"'{model.name}'{did_you_mean(target, model.states)}", "invalid_transition",
                      f"declared states: [{', '.join(model.states)}]")
         return False
-    if not any(e.dst == target for e in model.edges):
+    if not model.entering(target):
         report.error(call.args[-1], f"transition(_, {written}): no edge of machine '{model.name}' enters "
                      f"{written}", "invalid_transition", f"declare an edge `<state> -> {target}`")
         return False
@@ -124,7 +124,7 @@ def _as_written(expr: ast.Expr, state: str) -> str:
 def _known_edge(report: Reporter, call: ast.Call, info: CellInfo, model: MachineModel, source: str,
                 target: str) -> bool:
     """The 3-argument form names an edge that exists (wildcards count)."""
-    if source not in model.states:
+    if not model.has_state(source):
         suggestion = did_you_mean(source, model.states, quote='"')
         report.error(call.args[1], f"transition() from \"{source}\"{suggestion}: \"{source}\" is not a "
                      f"state of machine '{model.name}'", "invalid_transition",

@@ -14,6 +14,7 @@ and `a`. `declared_edges` keeps the lines as written (describe counts those).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import chain
 from operator import attrgetter
 from typing import Optional
@@ -77,6 +78,22 @@ class MachineModel:
     def edge(self, src: str, dst: str) -> Optional[ModelEdge]:
         """The expanded edge `src -> dst`, or None."""
         return self.edge_index.get((src, dst))
+
+    def has_state(self, name: str) -> bool:
+        """True when `name` is a declared state (a dict lookup, not a scan of `states`)."""
+        return name in self.successors
+
+    def entering(self, dst: str) -> list[ModelEdge]:
+        """Every expanded edge into `dst`, in order (repeated lines included)."""
+        return self._edges_into.get(dst, [])
+
+    @cached_property
+    def _edges_into(self) -> dict[str, list[ModelEdge]]:
+        """The edges into each state, built on the first `entering` call."""
+        into: dict[str, list[ModelEdge]] = {}
+        for edge in self.edges:
+            into.setdefault(edge.dst, []).append(edge)
+        return into
 
     def targets(self, src: str) -> list[str]:
         """States reachable in one step from `src`, in declaration order."""

@@ -1093,8 +1093,8 @@ class _Builder(Transformer_NonRecursive):
             else:
                 machine.edges.append(item)
         lifted = self.lifted.get(span.start)
-        if lifted:
-            machine.edges = sorted(machine.edges + lifted, key=lambda edge: edge.span.start)
+        if lifted:  # lifted lines are the top of the block: every edge lark read comes after them
+            machine.edges = lifted + machine.edges
         machine.span = span
         return machine
 

@@ -35,13 +35,14 @@ class Graph(Adjacency):
         self.model = model
         self.states: list[str] = list(model.states)
         self.index: dict[str, int] = dict(zip(self.states, range(len(self.states))))
-        index, successors = self.index, model.successors
-        self.succ: list[list[int]] = [[index[dst] for dst in successors[src]] for src in self.states]
+        number, successors = self.index.__getitem__, model.successors
+        self.succ: list[list[int]] = [list(map(number, successors[src])) for src in self.states]
         self.pred: list[list[int]] = [[] for _ in self.states]
+        pred = self.pred
         for i, targets in enumerate(self.succ):
             for j in targets:
-                self.pred[j].append(i)
-        self.initial: int = index.get(model.initial, 0)
+                pred[j].append(i)
+        self.initial: int = self.index.get(model.initial, 0)
         self._from_initial: Optional[list[bool]] = None
 
     def reachable_from_initial(self) -> list[bool]:

@@ -161,13 +161,12 @@ def _undeclared(model: MachineModel, site: TransitionSite) -> str:
     """Why a literal call leaves the machine, or "" when it stays inside."""
     if not site.literal:
         return ""
-    states = model.successors  # keyed by every state: a membership test without a set per call
     if site.source is None:
-        if site.target not in states:
+        if not model.has_state(site.target):
             return f'calls transition(_, "{site.target}") but "{site.target}" is not in state machine `{model.name}`'
         return ""
     for state in (site.source, site.target):
-        if state not in states:
+        if not model.has_state(state):
             return (f'calls transition(_, "{site.source}", "{site.target}") but "{state}" is not in state machine '
                     f"`{model.name}`")
     if not model.has_edge(site.source, site.target):
