@@ -147,6 +147,8 @@ def test_repeated_lines_and_self_loops_in_the_model():
     assert len(model.edges) == 5 and model.successors == {"a": ["b"], "b": ["b", "c"], "c": ["c"]}
     assert model.edge("a", "b") is model.edges[0]
     assert model.terminal_states == ["c"]
+    assert model.has_state("b") and not model.has_state("*") and not model.has_state("zz")
+    assert model.entering("b") == model.edges[:3] and model.entering("a") == [] and model.entering("zz") == []
     assert g.succ == [[1], [1, 2], [2]] and g.pred == [[], [0, 1], [1, 2]]
 
 
