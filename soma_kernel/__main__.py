@@ -1,5 +1,5 @@
 """`python -m soma_kernel …` runs the command-line interface."""
 
-from .commands.cli import main
+from .commands.cli import entry
 
-raise SystemExit(main())
+entry()

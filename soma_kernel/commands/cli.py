@@ -11,9 +11,11 @@ Jupyter). A command that reads a program loads it with `program.load_program`.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
+from typing import NoReturn
 
 SIGPIPE_STATUS = 141  # 128 + SIGPIPE (13): the status a shell shows for a tool stopped by a closed pipe
 
@@ -89,6 +91,20 @@ def build_parser() -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=text, description=text, usage=usage)
         arguments(sub)
     return parser
+
+
+def entry() -> NoReturn:
+    """The `soma-kernel` program (and `python -m soma_kernel`): run one command, exit with its code.
+
+    What is still alive is frozen first, so the interpreter's last
+    collection on the way out skips it instead of tearing down every
+    imported module's cycles (classes, functions, the parser tables): work
+    that only frees memory the operating system takes back anyway (~15 ms
+    of a short command).
+    """
+    code = main()
+    gc.freeze()
+    sys.exit(code)
 
 
 def main(argv: list[str] | None = None) -> int:
