@@ -10,7 +10,6 @@ only, so this module imports nothing of the interpreter.
 
 from __future__ import annotations
 
-import datetime as _dt
 import time
 
 from ...core.diagnostics import SomaError
@@ -225,6 +224,7 @@ def now_ms(call):
 @builtin("clock", "today() -> String", "Today's UTC date as YYYY-MM-DD (frozen by `mock now`).", needs_runtime=True)
 def today(call):
     """Today's UTC date, YYYY-MM-DD."""
+    import datetime as _dt  # lazy: only today() needs it, and every command that checks a program imports this module
     moment = _dt.datetime.fromtimestamp(_now_ms(call) / 1000, tz=_dt.timezone.utc)
     return moment.strftime("%Y-%m-%d")
 
