@@ -14,14 +14,14 @@ and `a`. `declared_edges` keeps the lines as written (describe counts those).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
-from itertools import chain
+from itertools import chain, compress
 from operator import attrgetter
 from typing import Optional
 
 from . import ast
 
 _ENDS = attrgetter("src", "dst")  # (src, dst) of an edge, model or declared
+_TARGET = attrgetter("dst")
 
 
 @dataclass(slots=True)
@@ -61,14 +61,12 @@ class MachineModel:
     def __post_init__(self) -> None:
         self.successors = successors = {s: [] for s in self.states}
         keys = list(map(_ENDS, self.edges))
-        firsts = dict.fromkeys(keys)  # each (src, dst) once, in order of first appearance
-        if len(firsts) == len(keys):
-            self.edge_index = dict(zip(keys, self.edges))
-        else:
+        self.edge_index = dict(zip(keys, self.edges))
+        if len(self.edge_index) < len(keys):  # a repeated line: keep the first edge of each (src, dst)
             self.edge_index = {}
             for key, edge in zip(keys, self.edges):
                 self.edge_index.setdefault(key, edge)
-        for src, dst in firsts:
+        for src, dst in self.edge_index:  # each (src, dst) once, in order of first appearance
             successors[src].append(dst)
 
     def has_edge(self, src: str, dst: str) -> bool:
@@ -85,15 +83,7 @@ class MachineModel:
 
     def entering(self, dst: str) -> list[ModelEdge]:
         """Every expanded edge into `dst`, in order (repeated lines included)."""
-        return self._edges_into.get(dst, [])
-
-    @cached_property
-    def _edges_into(self) -> dict[str, list[ModelEdge]]:
-        """The edges into each state, built on the first `entering` call."""
-        into: dict[str, list[ModelEdge]] = {}
-        for edge in self.edges:
-            into.setdefault(edge.dst, []).append(edge)
-        return into
+        return list(compress(self.edges, map(dst.__eq__, map(_TARGET, self.edges))))  # one C pass
 
     def targets(self, src: str) -> list[str]:
         """States reachable in one step from `src`, in declaration order."""

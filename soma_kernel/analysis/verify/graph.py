@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Iterable, Optional
 
 from ...syntax.machines import MachineModel
@@ -35,13 +36,14 @@ class Graph(Adjacency):
         self.model = model
         self.states: list[str] = list(model.states)
         self.index: dict[str, int] = dict(zip(self.states, range(len(self.states))))
-        number, successors = self.index.__getitem__, model.successors
-        self.succ: list[list[int]] = [list(map(number, successors[src])) for src in self.states]
+        self.succ: list[list[int]] = [[] for _ in self.states]
         self.pred: list[list[int]] = [[] for _ in self.states]
-        pred = self.pred
-        for i, targets in enumerate(self.succ):
-            for j in targets:
-                pred[j].append(i)
+        succ, pred, number = self.succ, self.pred, self.index.__getitem__
+        # the model's edge index holds each (src, dst) once, in the order of `model.successors`
+        for i, j in zip(map(number, map(itemgetter(0), model.edge_index)),
+                        map(number, map(itemgetter(1), model.edge_index))):
+            succ[i].append(j)
+            pred[j].append(i)
         self.initial: int = self.index.get(model.initial, 0)
         self._from_initial: Optional[list[bool]] = None
 
