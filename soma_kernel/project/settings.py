@@ -234,9 +234,10 @@ def _toml_type(value: object) -> str:
     return "a date/time"
 
 
-_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
-_KEY = re.compile(r"""^\s*("[^"]*"|'[^']*'|[A-Za-z0-9_.\-"' ]+?)\s*=""")
-_TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
+# Patterns, compiled when a soma.toml is read (through `re`'s cache) rather than by every command at import.
+_HEADER = r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$"
+_KEY = r"""^\s*("[^"]*"|'[^']*'|[A-Za-z0-9_.\-"' ]+?)\s*="""
+_TOML_POSITION = r"\(at line (\d+), column (\d+)\)"
 
 
 class _KeyLocator:
@@ -251,8 +252,9 @@ class _KeyLocator:
     def _index(self) -> None:
         """Record (table, key, line, col) for every key line and table header."""
         table: tuple = ()
+        header_line, key_line = re.compile(_HEADER), re.compile(_KEY)
         for number, line in enumerate(self.text.splitlines(), start=1):
-            header = _HEADER.match(line)
+            header = header_line.match(line)
             if header:
                 parts = tuple(_unquote(p) for p in header.group(1).split("."))
                 col = line.index(header.group(1)) + 1
@@ -260,7 +262,7 @@ class _KeyLocator:
                     self.entries.append((parts[:depth - 1], parts[depth - 1], number, col))
                 table = parts
                 continue
-            key = _KEY.match(line)
+            key = key_line.match(line)
             if key:
                 parts = tuple(_unquote(p) for p in key.group(1).split("."))
                 col = line.index(key.group(1).strip()) + 1
@@ -285,9 +287,9 @@ class _KeyLocator:
 
     def syntax_error(self, message: str) -> UserError:
         """A UserError from a TOML syntax error, at the position tomllib reports."""
-        found = _TOML_POSITION.search(message)
+        found = re.search(_TOML_POSITION, message)
         line, col = (int(found.group(1)), int(found.group(2))) if found else (0, 0)
-        text = _TOML_POSITION.sub("", message).strip()
+        text = re.sub(_TOML_POSITION, "", message).strip()
         return self._located(line, col, 1, f"invalid TOML: {text}")
 
     def _located(self, line: int, col: int, width: int, message: str, hint: Optional[str] = None) -> UserError:

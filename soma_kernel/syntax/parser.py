@@ -521,8 +521,9 @@ _WORD_HINTS = {
     "new": "build a record with `Name { field: value }` (no `new`)",
 }
 
-# The head of `mock think tool f(` on a line, up to the arguments.
-_MOCK_TOOL_CALL = re.compile(r"[ \t]*mock[ \t]+\w+[ \t]+tool[ \t]+\w+[ \t]*\((?:[^()\n]*,)?[ \t]*$")
+# The head of `mock think tool f(` on a line, up to the arguments (a pattern for parse errors, compiled when
+# one needs it, as `_FOREIGN_WORD` is).
+_MOCK_TOOL_CALL = r"[ \t]*mock[ \t]+\w+[ \t]+tool[ \t]+\w+[ \t]*\((?:[^()\n]*,)?[ \t]*$"
 
 # Words that are never valid names in expressions (`new` only before a type name).
 _FORBIDDEN_NAMES = {w for w in _WORD_HINTS if w not in ("fn", "function", "nil", "new")}
@@ -675,7 +676,7 @@ class _Errors:
         line_start = before.rfind("\n") + 1
         if value in _WORD_HINTS:
             return _WORD_HINTS[value]
-        if "NAME" in expected and _MOCK_TOOL_CALL.match(self.scanned.clean, line_start, start):
+        if "NAME" in expected and re.compile(_MOCK_TOOL_CALL).match(self.scanned.clean, line_start, start):
             return "name each argument as a model sends it: `mock think tool f(param: value, …)`"
         if "DURATION" in expected and token.type in ("INT", "BAD_NUMBER"):
             return "durations take the units ms, s, min, h, d, year(s): `5s`, `100ms`, `2min`"
