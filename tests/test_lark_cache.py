@@ -8,6 +8,7 @@ import os
 import pickle
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import functools
@@ -71,6 +72,21 @@ def test_an_absent_cache_is_built_and_written_then_loaded(tmp_path, monkeypatch)
     assert path.read_bytes().startswith(f"soma-lark {key}\n".encode())
     monkeypatch.setattr(larkcache, "_build", lambda grammar, options: pytest.fail("not loaded"))
     assert parses_small(cached(directory))
+
+
+def test_writing_a_cache_file_deletes_only_stale_files_of_other_builds(tmp_path):
+    directory = tmp_path / "cache"
+    directory.mkdir()
+    stale, recent, unrelated = directory / "lark-old.pickle", directory / "lark-other.pickle", directory / "notes.txt"
+    for path in (stale, recent, unrelated):
+        path.write_bytes(b"x")
+    long_ago = time.time() - larkcache.STALE_AFTER_SECONDS - 60
+    os.utime(stale, (long_ago, long_ago))
+    os.utime(unrelated, (long_ago, long_ago))
+    assert parses_small(cached(directory))
+    names = sorted(path.name for path in directory.iterdir())
+    key = larkcache.build_key(*grammar_and_options())
+    assert names == sorted([f"lark-{key[:32]}.pickle", "lark-other.pickle", "notes.txt"])
 
 
 @pytest.fixture(scope="module")

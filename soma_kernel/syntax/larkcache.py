@@ -28,6 +28,7 @@ import pickle
 import re
 import sys
 import tempfile
+import time
 import types
 from pathlib import Path
 from typing import Optional
@@ -145,6 +146,25 @@ def _write(parser: Lark, path: Path, key: str) -> None:
             os.unlink(temporary)
         except OSError:
             pass
+        return
+    _prune(path)
+
+
+# A cache file is written once per grammar and lark release; one untouched this long is
+# most likely an older build's. Deleting it costs at most one rebuild (~0.1 s) if still used.
+STALE_AFTER_SECONDS = 30 * 24 * 3600
+
+
+def _prune(kept: Path) -> None:
+    """Delete the other cache files of the folder written more than STALE_AFTER_SECONDS ago
+    (older grammars, other lark releases), so the folder does not grow with every upgrade."""
+    now = time.time()
+    for other in kept.parent.glob("lark-*.pickle"):
+        try:
+            if other != kept and now - other.stat().st_mtime > STALE_AFTER_SECONDS:
+                other.unlink()
+        except OSError:
+            pass  # another process removed or replaced it meanwhile
 
 
 def _regex_module() -> types.ModuleType:
