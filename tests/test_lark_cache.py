@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import subprocess
 import sys
 import time
@@ -18,7 +19,7 @@ from lark import Lark, Token
 from lark.exceptions import UnexpectedInput
 
 from soma_kernel.core.diagnostics import SomaSyntaxError
-from soma_kernel.syntax import larkcache, parser
+from soma_kernel.syntax import larkcache, larkregex, parser
 
 TESTS = Path(__file__).parent
 REPO = TESTS.parent
@@ -330,3 +331,38 @@ def test_both_parsers_have_the_same_terminals_and_tables(both_parsers):
     assert terminals(loaded) == terminals(built)
     assert table(loaded) == table(built)
     assert len({t.name for t in loaded.terminals}) > 50
+
+
+# ---------------------------------------------------------------- the lexers' precompiled patterns
+
+
+def test_the_loaded_lexers_compile_every_pattern_from_the_file(both_parsers, monkeypatch):
+    loaded, _ = both_parsers
+    stand_in = loaded.parser.lexer.lexer.root_lexer.re
+    assert isinstance(stand_in, larkregex.PrecompiledRe) and len(stand_in.entries) > 100
+    for text in program_texts():
+        with_parser(monkeypatch, loaded, parser.parse, text)
+    assert stand_in.built and set(stand_in.built) <= set(stand_in.entries)
+    fresh = larkregex.PrecompiledRe(stand_in.entries.values())
+    monkeypatch.setattr(larkregex.re, "compile", lambda *args: pytest.fail("compiled by re"))
+    for pattern, flags in stand_in.entries:
+        assert fresh.compile(pattern, flags) == stand_in.built.get((pattern, flags), fresh.compile(pattern, flags))
+
+
+@pytest.mark.parametrize("pattern,flags", [
+    ("(?P<NAME>[A-Za-z_]\\w*)|(?P<INT>\\d+)", 0), ("(?i:select)|(?P<X>x+?)", 0), ("\\s+|#[^\\n]*", re.M),
+    ("(?P<S>\"(?:[^\"\\\\]|\\\\.)*\")", re.S), (b"(?P<B>[\\x00-\\x7f]+)", 0)])
+def test_a_stored_program_builds_the_pattern_re_compiles(pattern, flags):
+    entry = larkregex._entry(pattern, flags)
+    assert entry is not None
+    rebuilt = larkregex.PrecompiledRe([entry]).compile(pattern, flags)
+    assert rebuilt == re.compile(pattern, flags) and rebuilt.groupindex == re.compile(pattern, flags).groupindex
+
+
+def test_a_pattern_without_a_working_program_is_compiled_by_re():
+    entry = larkregex._entry("(?P<A>a)|(?P<B>b)", 0)
+    broken = (entry[0], entry[1], b"not a program")
+    stand_in = larkregex.PrecompiledRe([broken])
+    assert stand_in.compile("(?P<A>a)|(?P<B>b)") == re.compile("(?P<A>a)|(?P<B>b)")
+    assert stand_in.compile("c+") == re.compile("c+") and stand_in.match("c+", "cc").group() == "cc"
+    assert stand_in.error is re.error and stand_in.IGNORECASE == re.IGNORECASE

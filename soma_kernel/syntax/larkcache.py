@@ -39,9 +39,10 @@ from lark.grammar import Rule
 from lark.parsers.lalr_analysis import Action, IntParseTable
 
 from ..core.gcpause import paused_gc
+from .larkregex import PrecompiledRe, RecordingRe, lexers_of, precompiled_re, record_patterns
 
 # Bump when what is pickled, or how, changes: older files then no longer match.
-_FORMAT = "1"
+_FORMAT = "2"
 
 # lark releases (major.minor) whose objects were checked to pickle into an
 # equal parser: the tests compare both paths on every test program.
@@ -60,7 +61,7 @@ def cached_lark(grammar: str, options: dict, directory: Optional[Path]) -> Lark:
     if loaded is not None:
         return loaded
     built = _build(grammar, options)
-    _write(built, path, key)
+    _write(built, path, key, options)
     return built
 
 
@@ -127,19 +128,21 @@ def _read(path: Path, key: str, options: dict) -> Optional[Lark]:
     return loaded if isinstance(loaded, Lark) and stream.read(1) == b"" else None
 
 
-def _write(parser: Lark, path: Path, key: str) -> None:
-    """Store parser in path for the next process: written whole to a
-    temporary file, then renamed, so a reader never sees half a file.
-    Any failure leaves no file and is silent: the cache is only a speed-up."""
+def _write(parser: Lark, path: Path, key: str, options: dict) -> None:
+    """Store parser in path for the next process, with its lexers' compiled
+    patterns (syntax.larkregex): written whole to a temporary file, then
+    renamed, so a reader never sees half a file. Any failure leaves no file
+    and is silent: the cache is only a speed-up."""
     try:  # the folder first: where it cannot be written, pickling would be wasted time
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".lark-", suffix=".tmp")
     except OSError:
         return
     try:
+        patterns = _lexer_patterns(parser, options)
         with os.fdopen(handle, "wb") as file:
             file.write(_header(key))
-            _Pickler(file, protocol=pickle.HIGHEST_PROTOCOL).dump(parser)
+            _Pickler(file, patterns).dump(parser)
         os.replace(temporary, path)
     except Exception:  # a full disk, or an object a newer lark holds that does not pickle
         try:
@@ -167,9 +170,20 @@ def _prune(kept: Path) -> None:
             pass  # another process removed or replaced it meanwhile
 
 
-def _regex_module() -> types.ModuleType:
-    """The `re` module lark's lexers hold (a module itself does not pickle)."""
-    return re
+def _lexer_patterns(parser: Lark, options: dict) -> list:
+    """The compiled patterns of every scanner of parser's lexers, worked out on a
+    copy of it (building a scanner changes the lexer: the stored parser keeps
+    building its scanners lazily, from these patterns)."""
+    recorder = RecordingRe()
+    copy = _Unpickler(io.BytesIO(_pickled(parser, [])), options, regex_module=recorder).load()
+    return record_patterns(lexers_of(copy), recorder)
+
+
+def _pickled(parser: Lark, patterns: list) -> bytes:
+    """parser as this module pickles it."""
+    stream = io.BytesIO()
+    _Pickler(stream, patterns).dump(parser)
+    return stream.getvalue()
 
 
 def _shared_actions(states: dict) -> dict:
@@ -186,7 +200,12 @@ def _shared_actions(states: dict) -> dict:
 
 
 class _Pickler(pickle.Pickler):
-    """Pickles a built `Lark` so that loading it gives an equal parser."""
+    """Pickles a built `Lark` so that loading it gives an equal parser, whose
+    lexers compile through a PrecompiledRe holding `patterns`."""
+
+    def __init__(self, stream, patterns: list):
+        super().__init__(stream, protocol=pickle.HIGHEST_PROTOCOL)
+        self.patterns = patterns
 
     def reducer_override(self, obj):
         """How the objects that plain pickling would get wrong are stored."""
@@ -201,8 +220,8 @@ class _Pickler(pickle.Pickler):
         if kind is IntParseTable:
             return IntParseTable, (_shared_actions(obj.states), obj.start_states, obj.end_states)
         if isinstance(obj, types.ModuleType):
-            if obj is re:
-                return _regex_module, ()
+            if obj is re:  # what lark's lexers compile with
+                return precompiled_re, (self.patterns,)
             raise pickle.PicklingError(f"module {obj.__name__} in a lark parser")
         return NotImplemented
 
@@ -212,15 +231,18 @@ class _Unpickler(pickle.Unpickler):
     (lark's classes, `functools.partial`, the `re` module and the post-lexer),
     so that a damaged or foreign file cannot run other code."""
 
-    def __init__(self, stream, options: dict):
+    def __init__(self, stream, options: dict, regex_module: Optional[PrecompiledRe] = None):
         super().__init__(stream)
-        self.allowed = {("functools", "partial"), (__name__, "_regex_module")}
+        self.regex_module = regex_module  # instead of the stored one (see _lexer_patterns)
+        self.allowed = {("functools", "partial"), (precompiled_re.__module__, precompiled_re.__name__)}
         if options.get("postlex") is not None:
             postlex = type(options["postlex"])
             self.allowed.add((postlex.__module__, postlex.__qualname__))
 
     def find_class(self, module: str, name: str):
         """A global the file names, when a lark parser may hold it."""
+        if (module, name) == (precompiled_re.__module__, precompiled_re.__name__) and self.regex_module is not None:
+            return lambda patterns: self.regex_module
         if module.startswith("lark.") or (module, name) in self.allowed:
             return super().find_class(module, name)
         raise pickle.UnpicklingError(f"{module}.{name} is not part of a lark parser")
