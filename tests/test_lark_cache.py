@@ -189,10 +189,10 @@ def test_the_key_follows_grammar_options_and_lark_release(monkeypatch):
 
 def test_the_default_folder_is_the_users_cache(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert larkcache.default_directory() == tmp_path / "soma-kernel"
+    assert larkcache.default_directory() == str(tmp_path / "soma-kernel")
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert larkcache.default_directory() == tmp_path / "home" / ".cache" / "soma-kernel"
+    assert larkcache.default_directory() == str(tmp_path / "home" / ".cache" / "soma-kernel")
 
 
 # ---------------------------------------------------------------- the loaded parser equals lark's

@@ -21,6 +21,7 @@ API, so the slow path stays the normal, always-correct one:
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import io
 import os
@@ -30,8 +31,10 @@ import sys
 import tempfile
 import time
 import types
-from pathlib import Path
 from typing import Optional
+
+# Paths are plain strings here (os.path), as in the parser: pathlib would be the one
+# reason `soma-kernel check|verify` imports it and urllib.parse (~10 ms of start-up).
 
 import lark
 from lark import Lark
@@ -49,14 +52,14 @@ _FORMAT = "2"
 _CHECKED_LARK = ("1.3",)
 
 
-def cached_lark(grammar: str, options: dict, directory: Optional[Path]) -> Lark:
+def cached_lark(grammar: str, options: dict, directory: Optional[str]) -> Lark:
     """The parser lark builds for grammar and options, loaded from the cache
     file in directory when that file holds this very build; otherwise built
     by lark (with its own cache) and stored there for the next process."""
     if directory is None or not _checked_release(lark.__version__):
         return _build(grammar, options)
     key = build_key(grammar, options)
-    path = directory / f"lark-{key[:32]}.pickle"
+    path = os.path.join(directory, f"lark-{key[:32]}.pickle")
     loaded = _read(path, key, options)
     if loaded is not None:
         return loaded
@@ -65,16 +68,19 @@ def cached_lark(grammar: str, options: dict, directory: Optional[Path]) -> Lark:
     return built
 
 
-def default_directory() -> Optional[Path]:
+def default_directory() -> Optional[str]:
     """The per-user cache folder, `$XDG_CACHE_HOME/soma-kernel` or
     `~/.cache/soma-kernel`; None when the user has no home."""
     base = os.environ.get("XDG_CACHE_HOME", "")
     if not os.path.isabs(base):  # the XDG rule: a relative value is ignored
         try:
-            base = str(Path.home() / ".cache")
+            home = os.path.expanduser("~")
         except (RuntimeError, KeyError):
             return None
-    return Path(base) / "soma-kernel"
+        if home == "~":  # no HOME and no password entry
+            return None
+        base = os.path.join(home, ".cache")
+    return os.path.join(base, "soma-kernel")
 
 
 def build_key(grammar: str, options: dict) -> str:
@@ -108,11 +114,12 @@ def _header(key: str) -> bytes:
     return f"soma-lark {key}\n".encode("ascii")
 
 
-def _read(path: Path, key: str, options: dict) -> Optional[Lark]:
+def _read(path: str, key: str, options: dict) -> Optional[Lark]:
     """The parser stored in path for this key, or None when the file is
     absent or not a whole, matching cache file."""
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as file:
+            data = file.read()
     except OSError:
         return None
     header = _header(key)
@@ -128,14 +135,15 @@ def _read(path: Path, key: str, options: dict) -> Optional[Lark]:
     return loaded if isinstance(loaded, Lark) and stream.read(1) == b"" else None
 
 
-def _write(parser: Lark, path: Path, key: str, options: dict) -> None:
+def _write(parser: Lark, path: str, key: str, options: dict) -> None:
     """Store parser in path for the next process, with its lexers' compiled
     patterns (syntax.larkregex): written whole to a temporary file, then
     renamed, so a reader never sees half a file. Any failure leaves no file
     and is silent: the cache is only a speed-up."""
     try:  # the folder first: where it cannot be written, pickling would be wasted time
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".lark-", suffix=".tmp")
+        folder = os.path.dirname(path)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".lark-", suffix=".tmp")
     except OSError:
         return
     try:
@@ -158,14 +166,19 @@ def _write(parser: Lark, path: Path, key: str, options: dict) -> None:
 STALE_AFTER_SECONDS = 30 * 24 * 3600
 
 
-def _prune(kept: Path) -> None:
+def _prune(kept: str) -> None:
     """Delete the other cache files of the folder written more than STALE_AFTER_SECONDS ago
     (older grammars, other lark releases), so the folder does not grow with every upgrade."""
     now = time.time()
-    for other in kept.parent.glob("lark-*.pickle"):
+    try:
+        entries = list(os.scandir(os.path.dirname(kept)))
+    except OSError:
+        return
+    for other in entries:
         try:
-            if other != kept and now - other.stat().st_mtime > STALE_AFTER_SECONDS:
-                other.unlink()
+            if (fnmatch.fnmatch(other.name, "lark-*.pickle") and other.path != kept
+                    and now - other.stat().st_mtime > STALE_AFTER_SECONDS):
+                os.unlink(other.path)
         except OSError:
             pass  # another process removed or replaced it meanwhile
 

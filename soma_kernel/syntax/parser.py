@@ -16,10 +16,10 @@ Phases, in order:
 
 from __future__ import annotations
 
+import os
 import re
 from functools import cached_property
 from operator import attrgetter
-from pathlib import Path
 from typing import Optional
 
 from lark import Lark, Token, Transformer_NonRecursive, Tree, v_args
@@ -77,7 +77,8 @@ def _lark() -> Lark:
 
 def _grammar_text() -> str:
     """The text of grammar.lark."""
-    return (Path(__file__).parent / "grammar.lark").read_text(encoding="utf-8")
+    with open(os.path.join(os.path.dirname(__file__), "grammar.lark"), encoding="utf-8") as file:
+        return file.read()
 
 
 def _lark_options() -> dict:
