@@ -177,6 +177,25 @@ CASES = {
                                         "}\n[r, rows]", [[5], [[1], [2]]]),
     "a loop binding anew the name it pushes to": ("let keep = [1]\nlet xs = []\nfor i in range(0, 3) {\n"
                                                   "    let xs = keep\n    xs = push(xs, i)\n}\nkeep", [1]),
+    "an alias made before a map-writing loop": ('let m = map()\nlet n = m\nfor i in range(0, 3) {\n    m["k{i}"] = i\n}\n'
+                                                "[m, n]", [{"k0": 0, "k1": 1, "k2": 2}, {}]),
+    "a map-writing loop keeping each map": ('let m = map()\nlet snaps = []\nfor i in range(0, 2) {\n    m["k{i}"] = i\n'
+                                            "    snaps = push(snaps, m)\n}\n[m, snaps]",
+                                            [{"k0": 0, "k1": 1}, [{"k0": 0}, {"k0": 0, "k1": 1}]]),
+    "a list written by index in a loop": ("let xs = [0, 0, 0]\nlet ys = xs\nfor i in range(0, 3) {\n    xs[i] = i * 2\n}\n"
+                                          "[xs, ys]", [[0, 2, 4], [0, 0, 0]]),
+    "a record's field written in a loop": ("let r = Box { n: 0 }\nlet s = r\nfor i in range(0, 3) {\n    r.n = i\n}\n"
+                                           "[r.n, s.n]", [2, 0]),
+    "a variant's field written in a loop": ('let c = Crate { items: [1], label: "a" }\nlet d = c\nfor i in range(0, 2) {\n'
+                                            '    c.label = "x{i}"\n}\n[c.label, d.label]', ["x1", "a"]),
+    "a loop both pushing to and writing one list": ("let xs = [0]\nlet ys = xs\nfor i in range(0, 2) {\n"
+                                                    "    xs = push(xs, i)\n    xs[0] = 9\n}\n[xs, ys]", [[9, 0, 1], [0]]),
+    "a loop binding anew the map it writes": ('let keep = map()\nlet m = map()\nfor i in range(0, 3) {\n    let m = keep\n'
+                                              '    m["k"] = i\n}\nkeep', {}),
+    "a loop's own variable written": ('let r = map("a", 0)\nlet rows = [map("a", 1), map("a", 2)]\nfor r in rows {\n'
+                                      '    r["a"] = 0\n}\n[r, rows]', [{"a": 0}, [{"a": 1}, {"a": 2}]]),
+    "a while loop writing a map": ('let m = map()\nlet i = 0\nwhile i < 3 {\n    m["k{i % 2}"] = i\n    i = i + 1\n}\n'
+                                   'let n = m\nm["k0"] = 7\n[m, n]', [{"k0": 7, "k1": 1}, {"k0": 2, "k1": 1}]),
     "a break out of a push loop": ("let xs = [9]\nlet ys = xs\nfor i in range(0, 10) {\n    if i == 2 { break }\n"
                                    "    xs = push(xs, i)\n}\n[xs, ys]", [[9, 0, 1], [9]]),
 }

@@ -21,7 +21,7 @@ from .compiler import (SLOW_OPS, Compiler, ControlSignal, Scope, get_field, get_
                        iterate, raise_at)
 from .intlocals import int_locals, is_int_expr
 from .inplace import (CONTAINER_TYPES, CONTAINER_TYPES_NAME, GENERATED_UNSHARED, LOCAL_UNSHARED, OWNED_NAME,
-                      concat_extends, contains_block, extends_itself, generated_owned_test, is_push_target, pushed_only,
+                      changed_only, concat_extends, contains_block, extends_itself, generated_owned_test, is_push_target,
                       write_into, written_copy)
 from .memory import MISSING
 from .values import display, type_of
@@ -103,7 +103,7 @@ class HandlerSource:
         self.frame_needed = False  # some closure reads the locals from the frame list `f`
         self.value_temps: list[str] = []   # temporaries that may keep a list alive (see release_line)
         self.release_sites = 0
-        self.owned_flags: dict[str, str] = {}  # list locals a loop keeps unshared -> their flag (see loop_owned)
+        self.owned_flags: dict[tuple, str] = {}  # (local, way) a loop keeps unshared -> its flag (see loop_owned)
         self.namespace: dict = {}  # the generated code's globals (a call site rebinds its name on first call)
 
     # ------------------------------------------------------------ helpers
@@ -463,7 +463,7 @@ class HandlerSource:
             items = self.arguments_in_temps(call.args[1:], scope, depth)
         self.release_marker(depth, [item for item in items if item in self.value_temps])
         is_push = f"({flag} or ({flag} is None and {refresh}()))"
-        target, owned = self.local(index), self.owned_flags.get(node.target.id)
+        target, owned = self.local(index), self.owned_flags.get((node.target.id, "push"))
         keyword = "if"
         if owned is not None:
             self.emit(depth, f"if {owned}:")
@@ -549,20 +549,35 @@ class HandlerSource:
         self.emit(depth, f"{value} = {self.expr(node.value, scope)}")
         self.release_marker(depth, [*keys, value])
         where = self.constant(node, "n")
-        into, copy = self.constant(write_into, "into"), self.constant(written_copy, "copy")
+        copy = self.constant(written_copy, "copy")
         path_list = f"[{', '.join(keys)}]"
-        owned_write = f"{into}({OWNED_NAME}, type({OWNED_NAME}), {path_list}, {value}, None, {where})"
-        self.emit(depth, f"if {generated_owned_test(self.local(index), UNSHARED_MARK, kinds='any')}:")
-        if len(keys) == 1:  # the common `m[k] = v` on a Map with a String key: one Python store
-            self.emit(depth + 1, f"if type({OWNED_NAME}) is dict and type({keys[0]}) is str:")
-            self.emit(depth + 2, f"{OWNED_NAME}[{keys[0]}] = {value}")
-            self.emit(depth + 1, "else:")
-            self.emit(depth + 2, owned_write)
-        else:
-            self.emit(depth + 1, owned_write)
+        local, owned = self.local(index), self.owned_flags.get((root.id, "write")) if len(keys) == 1 else None
+        keyword = "if"
+        if owned is not None:  # a loop keeps this local unshared (loop_owned)
+            self.emit(depth, f"if {owned}:")
+            self.emit_write(depth + 1, local, keys, value, where)
+            keyword = "elif"
+        self.emit(depth, f"{keyword} {generated_owned_test(local, UNSHARED_MARK, kinds='any')}:")
+        self.emit_write(depth + 1, OWNED_NAME, keys, value, where)
+        if owned is not None:
+            self.emit(depth + 1, f"{owned} = True")
         self.emit(depth, "else:")
-        self.emit(depth + 1, f"{self.local(index)} = {copy}({self.local(index)}, {path_list}, {value}, {where})")
+        self.emit(depth + 1, f"{local} = {copy}({local}, {path_list}, {value}, {where})")
+        if owned is not None:  # the copy is fresh; a record or variant is changed by copying, always
+            self.emit(depth + 1, f"{owned} = type({local}) in {CONTAINER_TYPES_NAME}")
         return True
+
+    def emit_write(self, depth: int, owner: str, keys: list[str], value: str, where: str) -> None:
+        """Write `value` at path `keys` into the unshared List or Map in `owner`."""
+        into = self.constant(write_into, "into")
+        owned_write = f"{into}({owner}, type({owner}), [{', '.join(keys)}], {value}, None, {where})"
+        if len(keys) == 1:  # the common `m[k] = v` on a Map with a String key: one Python store
+            self.emit(depth, f"if type({owner}) is dict and type({keys[0]}) is str:")
+            self.emit(depth + 1, f"{owner}[{keys[0]}] = {value}")
+            self.emit(depth, "else:")
+            self.emit(depth + 1, owned_write)
+        else:
+            self.emit(depth, owned_write)
 
     def if_stmt(self, node: ast.If, scope: Scope, depth: int) -> None:
         """if / else if / else chains as Python if / elif / else."""
@@ -580,20 +595,21 @@ class HandlerSource:
                 self.block(orelse, scope, depth + 1)
             return
 
-    def loop_owned(self, loop, scope: Scope, depth: int) -> dict[str, str]:
-        """Flags for the list locals `loop` only pushes to (runtime.inplace.pushed_only), set False
-        before it: once a round has pushed in place or taken push's fresh list, the local's list
-        has no other holder, so later rounds append without testing its reference count."""
-        if scope.lookup("push") is not None or GENERATED_UNSHARED <= 0 or LOCAL_UNSHARED <= 0:
+    def loop_owned(self, loop, scope: Scope, depth: int) -> dict[tuple, str]:
+        """Flags for the locals `loop` changes only one way (runtime.inplace.changed_only), set
+        False before it: once a round has changed the local's List or Map in place or replaced it
+        by a fresh one, it has no other holder, so later rounds change it without testing its
+        reference count."""
+        if GENERATED_UNSHARED <= 0 or LOCAL_UNSHARED <= 0:
             return {}
         flags = {}
-        for name in sorted(pushed_only(loop)):
-            if scope.lookup(name) is not None:
-                flags[name] = self.temp()
-                self.emit(depth, f"{flags[name]} = False")
+        for name, way in sorted(changed_only(loop).items()):
+            if scope.lookup(name) is not None and (way != "push" or scope.lookup("push") is None):
+                flags[(name, way)] = self.temp()
+                self.emit(depth, f"{flags[(name, way)]} = False")
         return flags
 
-    def loop_body(self, body: ast.Block, scope: Scope, depth: int, owned: dict[str, str]) -> None:
+    def loop_body(self, body: ast.Block, scope: Scope, depth: int, owned: dict[tuple, str]) -> None:
         """A loop body: break/continue crossing an expression arrive as ControlSignal."""
         signal = self.constant(ControlSignal, "signal")
         caught = self.temp()

@@ -232,26 +232,44 @@ def extends_itself(node: ast.Assign) -> str:
     return ""
 
 
-def pushed_only(loop) -> set[str]:
-    """The names a `for` or `while` loop's rounds (body, and a while's condition) mention only in
-    `x = push(x, a…)` statements whose arguments do not mention x (and never bind; nor is x a
-    `for` loop's own variable).
+def changed_only(loop) -> dict[str, str]:
+    """The names a `for` or `while` loop's rounds (body, and a while's condition) mention only to
+    change them one way, with that way: "push" for `x = push(x, a…)` statements, "write" for
+    one-step writes `x[k] = v` / `x.f = v`, in both cases with nothing else in the statement
+    mentioning x (and the rounds never bind x; nor is x a `for` loop's own variable).
 
-    Nothing in such a round can give x's list a second holder: once a round has pushed to it in
-    place, or replaced it by push's fresh result, it stays unshared for the rounds after.
+    Nothing in such a round can give x's List or Map a second holder: once a round has changed
+    it in place, or replaced it by a fresh copy, it stays unshared for the rounds after.
     """
-    pushes: dict[str, int] = {}
+    # name -> [way of its first change, its changes, mentions a change that way makes]: the mentions
+    # add up to changes × mentions only when every change is that way (a push makes 2, a write 1)
+    changes: dict[str, list] = {}
     mentions: dict[str, int] = {}
     nodes = list(walk([loop.body, getattr(loop, "cond", None)]))
     for node in nodes:
-        if isinstance(node, ast.Assign) and extends_itself(node) == "push":
-            pushes[node.target.id] = pushes.get(node.target.id, 0) + 1
+        change = _one_way_change(node)
+        if change is not None:
+            way, name, mentioned = change
+            changes.setdefault(name, [way, 0, mentioned])[1] += 1
         elif isinstance(node, ast.Name):
             mentions[node.id] = mentions.get(node.id, 0) + 1
     own_variable = getattr(loop, "var", None)
-    return {name for name, count in pushes.items()
-            if mentions[name] == 2 * count and name != own_variable
+    return {name: way for name, (way, count, each) in changes.items()
+            if mentions.get(name) == count * each and name != own_variable
             and not any(binds(node, name) for node in nodes)}
+
+
+def _one_way_change(node):
+    """(way, name, the mentions of name the statement makes) when node is a push rebuild or a
+    one-step write of a local (see changed_only); else None."""
+    if not isinstance(node, ast.Assign):
+        return None
+    if extends_itself(node) == "push":
+        return "push", node.target.id, 2
+    target = node.target
+    if node.op == "=" and isinstance(target, (ast.Index, ast.Field)) and isinstance(target.obj, ast.Name):
+        return "write", target.obj.id, 1
+    return None
 
 
 def _is_name(node, name: str) -> bool:
