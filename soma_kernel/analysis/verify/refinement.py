@@ -66,7 +66,7 @@ class EdgeTakers:
 
     def __init__(self, model: MachineModel, cell: CellBodies, with_dynamic: bool = False):
         self.model = model
-        self.by_target, self.by_edge = _literal_moves(cell)
+        self.moves = LiteralMoves(cell)
         self.guessers = [b.name for b in cell.bodies if any(not s.literal for s in cell.transitions[b.name])] \
             if with_dynamic else []
 
@@ -74,26 +74,37 @@ class EdgeTakers:
         """The handlers that can take `edge` (src, dst); [] when the machine has no such edge."""
         if not self.model.has_edge(*edge):
             return []
-        names = list(self.by_target.get(edge[1], ()))
-        for name in self.by_edge.get(edge, ()):
-            _add_once(names, name)
+        names = self.moves.takers(*edge)
         names.extend(f"{g}?" for g in self.guessers if g not in names)
         return names
 
 
-def _literal_moves(cell: CellBodies) -> tuple[dict[str, list[str]], dict[tuple[str, str], list[str]]]:
-    """The handlers of each literal transition() target, and of each literal (source, target) pair."""
-    by_target: dict[str, list[str]] = {}
-    by_edge: dict[tuple[str, str], list[str]] = {}
-    for body in cell.bodies:
-        for site in cell.transitions[body.name]:
-            if not site.literal:
-                continue
-            if site.source is None:
-                _add_once(by_target.setdefault(site.target, []), body.name)
-            else:
-                _add_once(by_edge.setdefault((site.source, site.target), []), body.name)
-    return by_target, by_edge
+class LiteralMoves:
+    """The handlers of each literal transition() target (`by_target`) and of each
+    literal (source, target) pair (`by_edge`): who can take an edge by name."""
+
+    def __init__(self, cell: CellBodies):
+        self.by_target: dict[str, list[str]] = {}
+        self.by_edge: dict[tuple[str, str], list[str]] = {}
+        for body in cell.bodies:
+            for site in cell.transitions[body.name]:
+                if not site.literal:
+                    continue
+                if site.source is None:
+                    _add_once(self.by_target.setdefault(site.target, []), body.name)
+                else:
+                    _add_once(self.by_edge.setdefault((site.source, site.target), []), body.name)
+
+    def takes(self, src: str, dst: str) -> bool:
+        """True when some handler's literal transition() can take `src -> dst`."""
+        return dst in self.by_target or (src, dst) in self.by_edge
+
+    def takers(self, src: str, dst: str) -> list[str]:
+        """The handlers whose literal transition() can take `src -> dst`, each once, in order."""
+        names = list(self.by_target.get(dst, ()))
+        for name in self.by_edge.get((src, dst), ()):
+            _add_once(names, name)
+        return names
 
 
 def _add_once(names: list[str], name: str) -> None:
@@ -181,21 +192,21 @@ def _dead_edges(model: MachineModel, cell: CellBodies, label: str) -> list[Check
     A plain line is its one expanded edge, so it is judged on its own names;
     only a `* -> t` line needs its expanded edges (it may have none).
     """
-    by_target, by_edge = _literal_moves(cell)
-    wildcard_taken, wildcard_expanded = _wildcard_use(model, by_target, by_edge)
+    moves = LiteralMoves(cell)
+    wildcard_taken, wildcard_expanded = _wildcard_use(model, moves)
     lines = []
     for declared in model.declared_edges:
         if declared.src == "*":
             if id(declared) not in wildcard_expanded or id(declared) in wildcard_taken:
                 continue
-        elif declared.dst in by_target or (declared.src, declared.dst) in by_edge:
+        elif moves.takes(declared.src, declared.dst):
             continue
         lines.append(CheckLine(WARN, f"{label}: declared transition `{declared.src} → {declared.dst}` is never "
                                      "reached by any handler — spec may be aspirational or stale", kind="refinement"))
     return lines
 
 
-def _wildcard_use(model: MachineModel, by_target: dict, by_edge: dict) -> tuple[set[int], set[int]]:
+def _wildcard_use(model: MachineModel, moves: LiteralMoves) -> tuple[set[int], set[int]]:
     """The ids of the `* -> t` lines some handler can take, and of those that expand to any edge."""
     taken: set[int] = set()
     expanded: set[int] = set()
@@ -204,7 +215,7 @@ def _wildcard_use(model: MachineModel, by_target: dict, by_edge: dict) -> tuple[
     for edge in model.edges:
         if edge.wildcard:
             expanded.add(id(edge.declared))
-            if edge.dst in by_target or (edge.src, edge.dst) in by_edge:
+            if moves.takes(edge.src, edge.dst):
                 taken.add(id(edge.declared))
     return taken, expanded
 
