@@ -42,10 +42,10 @@ from lark.grammar import Rule
 from lark.parsers.lalr_analysis import Action, IntParseTable
 
 from ..core.gcpause import paused_gc
-from .larkregex import PrecompiledRe, RecordingRe, lexers_of, precompiled_re, record_patterns
+from .larkregex import PrecompiledRe, RecordingRe, lexers_of, record_patterns
 
 # Bump when what is pickled, or how, changes: older files then no longer match.
-_FORMAT = "2"
+_FORMAT = "3"
 
 # lark releases (major.minor) whose objects were checked to pickle into an
 # equal parser: the tests compare both paths on every test program.
@@ -234,9 +234,12 @@ class _Pickler(pickle.Pickler):
             return IntParseTable, (_shared_actions(obj.states), obj.start_states, obj.end_states)
         if isinstance(obj, types.ModuleType):
             if obj is re:  # what lark's lexers compile with
-                return precompiled_re, (self.patterns,)
+                return PrecompiledRe, (self.patterns,)
             raise pickle.PicklingError(f"module {obj.__name__} in a lark parser")
         return NotImplemented
+
+
+_STAND_IN = (PrecompiledRe.__module__, PrecompiledRe.__name__)  # what lark's lexers compile with, by global name
 
 
 class _Unpickler(pickle.Unpickler):
@@ -247,14 +250,14 @@ class _Unpickler(pickle.Unpickler):
     def __init__(self, stream, options: dict, regex_module: Optional[PrecompiledRe] = None):
         super().__init__(stream)
         self.regex_module = regex_module  # instead of the stored one (see _lexer_patterns)
-        self.allowed = {("functools", "partial"), (precompiled_re.__module__, precompiled_re.__name__)}
+        self.allowed = {("functools", "partial"), _STAND_IN}
         if options.get("postlex") is not None:
             postlex = type(options["postlex"])
             self.allowed.add((postlex.__module__, postlex.__qualname__))
 
     def find_class(self, module: str, name: str):
         """A global the file names, when a lark parser may hold it."""
-        if (module, name) == (precompiled_re.__module__, precompiled_re.__name__) and self.regex_module is not None:
+        if (module, name) == _STAND_IN and self.regex_module is not None:
             return lambda patterns: self.regex_module
         if module.startswith("lark.") or (module, name) in self.allowed:
             return super().find_class(module, name)

@@ -83,11 +83,6 @@ class RecordingRe(PrecompiledRe):
         return re.compile(pattern, flags)
 
 
-def precompiled_re(entries: list) -> PrecompiledRe:
-    """What a cache file's reference to the `re` module loads as (see syntax.larkcache)."""
-    return PrecompiledRe(entries)
-
-
 def lexers_of(parser) -> list:
     """The basic lexers of a lark LALR parser with a contextual lexer (one per terminal set,
     and the root one); empty when the parser is not built that way."""
