@@ -12,6 +12,7 @@ from typing import Optional
 
 from ..core.diagnostics import SomaSyntaxError
 from ..core.errors import UserError
+from ..core.files import read_text_bounded
 from ..core.records import Record
 from ..syntax.parser import parse
 from .settings import load_project
@@ -29,8 +30,7 @@ class LoadedProgram(Record):
 def read_source(path: str) -> str:
     """The text of a .cell file (a UTF-8 BOM is dropped), or a UserError."""
     try:
-        with open(path, encoding="utf-8-sig") as handle:
-            return handle.read()
+        return read_text_bounded(path, encoding="utf-8-sig")
     except FileNotFoundError:
         raise UserError(f"{path}: no such file", path) from None
     except IsADirectoryError:

@@ -19,6 +19,7 @@ from typing import Optional
 
 from ..core.diagnostics import caret_lines
 from ..core.errors import UserError
+from ..core.files import read_text_bounded
 from ..core.records import Record, fresh
 from ..syntax.ast import Span
 
@@ -81,9 +82,10 @@ def load_project(directory: str) -> Optional[ProjectConfig]:
     if not os.path.isfile(path):
         return None
     try:
-        with open(path, encoding="utf-8-sig") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError) as err:
+        text = read_text_bounded(path, encoding="utf-8-sig")
+    except OSError as err:
+        raise UserError(f"{path}: cannot read soma.toml ({err.strerror or err})", path) from None
+    except UnicodeDecodeError as err:
         raise UserError(f"{path}: cannot read soma.toml ({err})", path) from None
     return parse_project_text(text, path)
 

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, Optional
 
 from ..core.diagnostics import SomaError
+from ..core.files import read_text_bounded
 from .mocks import Mocks, capped, scripted_error, tokens_of
 from .values import display, from_json
 
@@ -157,10 +158,10 @@ class Agent:
         """`rules:FILE.json`: the first rule whose `match` is in the prompt."""
         full = path if os.path.isabs(path) else os.path.join(self.project_dir, path)
         try:
-            with open(full, encoding="utf-8") as handle:
-                rules = json.load(handle)
+            rules = json.loads(read_text_bounded(full))
         except (OSError, ValueError) as err:
-            raise SomaError("config", f"cannot read mock rules {path}: {err}", catchable=False)
+            reason = err.strerror if isinstance(err, OSError) and err.strerror else err
+            raise SomaError("config", f"cannot read mock rules {path}: {reason}", catchable=False)
         for rule in rules if isinstance(rules, list) else []:
             if rule.get("match", "") in prompt and rule.get("cell", cell_name) == cell_name:
                 reply = rule.get("reply", "")
@@ -269,8 +270,7 @@ class Agent:
         if skill:
             path = skill if os.path.isabs(skill) else os.path.join(self.project_dir, skill)
             try:
-                with open(path, encoding="utf-8") as handle:
-                    return handle.read()
+                return read_text_bounded(path)
             except (OSError, UnicodeDecodeError):
                 pass
         return DEFAULT_SYSTEM

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from ...core.diagnostics import SomaError
+from ...core.files import read_text_bounded
 from ..values import display, to_json
 from .checks import expect_list, expect_map, expect_str
 from .registry import builtin
@@ -90,8 +91,7 @@ def read_csv(path, options=None):
     """read_csv("orders.csv")."""
     opts = expect_map("read_csv", options) if options is not None else {}
     try:
-        with open(expect_str("read_csv", path), encoding="utf-8-sig", newline="") as handle:
-            text = handle.read()
+        text = read_text_bounded(expect_str("read_csv", path), encoding="utf-8-sig", newline="")
     except (OSError, UnicodeDecodeError) as err:
         return {"error": f"{path}: {err.strerror if isinstance(err, OSError) and err.strerror else err}"}
     return rows_of(text, opts)

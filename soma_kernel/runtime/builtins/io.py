@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 
+from ...core.files import read_text_bounded
 from ..values import display
 from .checks import expect_str
 from .registry import builtin
@@ -33,8 +34,7 @@ def write_str(s):
 def read_file(path):
     """read_file("notes.txt")."""
     try:
-        with open(expect_str("read_file", path), encoding="utf-8") as handle:
-            return handle.read()
+        return read_text_bounded(expect_str("read_file", path))
     except (OSError, UnicodeDecodeError) as err:
         return {"error": f"{path}: {err.strerror if isinstance(err, OSError) and err.strerror else err}"}
 
