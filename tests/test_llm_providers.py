@@ -367,6 +367,27 @@ def test_a_malformed_body_is_a_plain_llm_error(server, wire):
     assert err.text == f'think() JSON error: the reply of {server.url(wire)} is not JSON: "<html>gateway says hi</html>"'
 
 
+@pytest.mark.parametrize("wire, path", [
+    ("openai", "/v1/nope"),                        # requested as /v1/nope/chat/completions
+    ("openai", "/v1/messages"),                    # an Anthropic path spoken as OpenAI
+    ("anthropic", "/v1/chat/completions"),         # requested as …/v1/chat/completions/v1/messages
+    ("anthropic", "/proxy/"),
+    ("openai", "/v1/chat/completions/?tenant=acme-7"),
+])
+def test_a_provider_error_names_the_url_actually_requested(server, wire, path):
+    server.status(404, "no route").raw("<html>proxy</html>")
+    base = f"http://127.0.0.1:{server.port}"
+    project = parse_project_text(f'[agent]\nprovider = "{wire}"\nurl = "{base}{path}"\nretries = 0\n'
+                                 'key = "${SOME_VAR}"\n', "./soma.toml")
+    rt = Runtime(project=project, note=lambda text: None)
+    rt.load_program(parse(AGENT, "desk.cell"))
+    failed = error_of(rt, "ask", "x", cell="Plain")
+    not_json = error_of(rt, "ask", "x", cell="Plain")
+    requested = [shown_url(base + r["path"]) for r in server.requests]
+    assert failed.text == f"think() failed: {requested[0]}: status 404: no route"
+    assert not_json.text == f'think() JSON error: the reply of {requested[1]} is not JSON: "<html>proxy</html>"'
+
+
 def test_a_refused_connection_is_retried_then_fails(server):
     notes = []
     rt = runtime_for(server, "openai", extra="", notes=notes)

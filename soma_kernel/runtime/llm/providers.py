@@ -11,7 +11,7 @@ odd shape still gets a plain message.
 
 Each SDK is built with `max_retries=0` (the retries are ours, `transport`),
 the key in its header only, and its failures mapped to `ProviderFailure`,
-whose text names the endpoint without credentials.
+whose text names the url actually requested, without credentials.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class Provider:
 
     def __init__(self, settings: ModelSettings):
         self.settings = settings
-        self.shown_url = shown_url(settings.url)
+        self.shown_url = shown_url(self.requested_url())
         self.secrets = tuple(settings.secrets) + tuple(url_secrets(settings.url))
         self._client = None
 
@@ -93,6 +93,16 @@ class Provider:
         if path.endswith(self.path_suffix):
             path = path[: -len(self.path_suffix)]
         return urlunsplit((parts.scheme, parts.netloc, path, "", "")), dict(parse_qsl(parts.query))
+
+    def requested_url(self) -> str:
+        """The url the SDK posts to: the base url, the wire's path suffix, the url's query.
+
+        A configured url whose path does not end with the suffix keeps its path and gets the suffix after it
+        (`…/v1/nope` is requested as `…/v1/nope/chat/completions`), so messages name this one, not the setting.
+        """
+        base, _ = self.base_url_and_query()
+        query = urlsplit(self.settings.url).query
+        return base + self.path_suffix + (f"?{query}" if query else "")
 
     def client(self):
         """The SDK client, built on first use."""
