@@ -214,12 +214,6 @@ def test_ambiguous_bare_call_across_cells():
     assert message == "ambiguous call ping(): cells 'B', 'C' all define a handler 'ping'"
 
 
-def test_reserved_handler_name():
-    location, message = only_error("cell A {\n    on approve(x: String) { return true }\n}\n")
-    assert location == "case.cell:2:5"
-    assert message.startswith("'approve' is a reserved name")
-
-
 def test_unknown_ufcs_method():
     location, message = only_error("cell A {\n    on f(s: String) { return s.uppercas() }\n}\n")
     assert location == "case.cell:2:30"

@@ -6,7 +6,7 @@ arguments (own cell first, else the program's only one) wins over a builtin
 of the same name. The cost and frame analyses use it too. Checked here: undefined functions (did-you-mean),
 arity against handler/builtin/context builtin, `Cell.handler` targets,
 ambiguous bare calls, literal `delegate()` targets, tuple-variant arity,
-unknown UFCS methods, reserved handler names.
+unknown UFCS methods (reserved handler names are refused by the parser).
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ from .context import CellInfo, ProgramIndex, Reporter, did_you_mean
 from .scopes import BodyFacts
 from .walk import iter_tree
 
-RESERVED_HANDLERS = ("transition", "approve", "fail", "get_status", "has_state", "valid_transitions",
-                     "think", "think_json", "set_budget", "tokens_used")
 SLOT_METHODS = ("get", "set", "delete", "has", "keys", "values", "entries", "len", "size", "push", "append",
                 "last")
 
@@ -87,9 +85,6 @@ def resolve_qualified(index: ProgramIndex, cell: str, name: str) -> Optional[Tar
 def check(index: ProgramIndex, report: Reporter, project: object) -> None:
     """Report call problems in every handler and scheduled block."""
     for info, owner in index.bodies():
-        if isinstance(owner, ast.Handler) and owner.name in RESERVED_HANDLERS:
-            report.error(owner, f"'{owner.name}' is a reserved name: a handler cannot be called that",
-                         "reserved_name", f"rename the handler (e.g. `{owner.name}_request`)")
         check_calls(index, report, info, index.facts(owner), owner.body)
 
 

@@ -20,6 +20,7 @@ from typing import Callable, Iterator, Optional
 from ..core.diagnostics import SomaError
 from ..core.files import read_text_bounded
 from .mocks import Mocks, capped, scripted_error, tokens_of
+from .shown_text import shown_action
 from .values import display, from_json
 
 THINK_OPTIONS = ("max_tokens", "timeout", "timeout_ms", "max_rounds", "tools_allowed", "requires")
@@ -306,6 +307,7 @@ class Agent:
     def approve(self, action, under_test: bool) -> bool:
         """A human's yes/no: scripted, SOMA_APPROVE, or fail closed."""
         text = display(action)
+        shown = shown_action(text)
         if self.mocks.approve:
             answer = self.mocks.approve.popleft()
             self.trace.append(("Approval", {"action": text, "approved": answer}))
@@ -314,9 +316,8 @@ class Agent:
         if policy in ("always", "never"):
             answer = policy == "always"
             if answer:
-                self.note(f"[agent] approval requested: {text} — approved by SOMA_APPROVE=always")
+                self.note(f"[agent] approval requested: {shown} — approved by SOMA_APPROVE=always")
             return answer
-        shown = text.encode("unicode_escape").decode("ascii") if any(ord(c) < 32 for c in text) else text
         if self.ask is not None and not under_test:
             answer = self.ask(shown)
             self.trace.append(("Approval", {"action": text, "approved": answer}))

@@ -40,6 +40,14 @@ KEYWORDS: dict[str, str] = {
 TYPES: tuple[str, ...] = ("Int", "Float", "String", "Bool", "List", "Map", "Any", "Unit")
 """The built-in type names a declaration may write (user types are `cell type` names)."""
 
+RESERVED_FUNCTIONS: tuple[str, ...] = ("transition", "approve", "fail", "get_status", "has_state",
+                                        "valid_transitions", "think", "think_json", "set_budget", "tokens_used")
+"""Builtins whose meaning no program may replace: no handler, parameter, variable or pattern takes their name.
+
+The reference refuses these as handler names (a program's `approve` would
+answer every approval); a local binding would shadow them in the same way.
+"""
+
 SLOT_PROPERTIES: tuple[str, ...] = ("persistent", "ephemeral", "capacity", "ttl", "consistency", "native")
 """Memory slot properties written in `[…]` after a slot's type."""
 

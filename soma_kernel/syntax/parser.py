@@ -29,6 +29,7 @@ from ..core.diagnostics import Diagnostic, SomaSyntaxError
 from ..core.gcpause import paused_gc
 from ..core.records import Record, fresh
 from . import ast, larkcache
+from .keywords import RESERVED_FUNCTIONS
 
 MAX_NESTING = 400
 
@@ -857,9 +858,9 @@ class _Builder(Transformer_NonRecursive):
 
     # ------------------------------------------------ helpers
 
-    def _error(self, span: ast.Span, message: str, hint: Optional[str] = None):
-        """Raise a parse error at span."""
-        diagnostic = Diagnostic(severity="error", kind="parse", message=message, span=span,
+    def _error(self, span: ast.Span, message: str, hint: Optional[str] = None, kind: str = "parse"):
+        """Raise a parse error (or another `kind` of refusal found while parsing) at span."""
+        diagnostic = Diagnostic(severity="error", kind=kind, message=message, span=span,
                                 origin=self.origin, hint=hint)
         raise SomaSyntaxError(diagnostic)
 
@@ -877,12 +878,25 @@ class _Builder(Transformer_NonRecursive):
         return value
 
     def _binding(self, tok: Token) -> str:
-        """A name being bound (let, parameter, loop variable, lambda): keywords are refused."""
+        """A name being bound (let, parameter, loop variable, lambda): keywords and reserved functions are refused."""
         value = self._name(tok)
         if value in _RESERVED_BINDINGS:
             self._error(_token_span(tok), f"'{value}' is a reserved word — rename it",
                         hint=f"pick another name, e.g. `{value}_`")
+        self._refuse_reserved_function(tok, "a variable")
         return value
+
+    def _refuse_reserved_function(self, tok: Token, what: str) -> None:
+        """Refuse `tok` as the name of `what` when it names a builtin no program may replace."""
+        value = str(tok)
+        if value not in RESERVED_FUNCTIONS:
+            return
+        hint = f"rename it (e.g. `{value}_request`)"
+        if value == "approve":
+            hint += ("; approve() is answered by a person, a `mock approve` or SOMA_APPROVE, "
+                     "never by the program")
+        self._error(_token_span(tok), f"'{value}' is a reserved name: {what} cannot be called that", hint,
+                    kind="reserved_name")
 
     # ------------------------------------------------ top level
 
@@ -1131,6 +1145,7 @@ class _Builder(Transformer_NonRecursive):
     # ------------------------------------------------ handlers
 
     def handler(self, name, params, returns, annotations, body):
+        self._refuse_reserved_function(name, "a handler")
         name = str(name)
         if returns is not None:
             self._error(returns.span, f"handler '{name}' declares a return type",
@@ -1381,10 +1396,12 @@ class _Builder(Transformer_NonRecursive):
         return ast.PRange(lo=lo.value, hi=hi.value)
 
     def p_bind(self, name):
+        self._refuse_reserved_function(name, "a variable")
         name = self._name(name)
         return ast.PWildcard() if name == "_" else ast.PBind(name=name)
 
     def p_prefix(self, prefix, rest):
+        self._refuse_reserved_function(rest, "a variable")
         return ast.PStringPrefix(prefix=_plain_string(prefix), rest=self._name(rest))
 
     def p_map(self, *entries):
