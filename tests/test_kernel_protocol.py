@@ -241,7 +241,7 @@ def test_is_complete_uses_the_parser(kernel):
     client.is_complete("cell A {\n  on f() {")
     reply = client.get_shell_msg(timeout=10)["content"]
     assert reply["status"] == "incomplete"
-    assert reply["indent"] == "    "
+    assert reply["indent"] == "        "  # two braces open
 
 
 def test_history_search_finds_earlier_inputs(kernel):

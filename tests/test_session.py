@@ -220,9 +220,9 @@ def test_internal_errors_are_folded_and_the_session_survives(session, monkeypatc
 def test_history_tail_search_and_range(session):
     for code in ("1 + 1", "let a = 2", "a + 40"):
         session.execute(code)
-    assert session.history_tail(2) == [(2, "let a = 2"), (3, "a + 40")]
-    assert session.history_search("*+*") == [(1, "1 + 1"), (3, "a + 40")]
-    assert session.history_range(2, 3) == [(2, "let a = 2")]
+    assert session.history.tail(2) == [(0, 2, "let a = 2"), (0, 3, "a + 40")]
+    assert session.history.search("*+*") == [(0, 1, "1 + 1"), (0, 3, "a + 40")]
+    assert session.history.range(0, 2, 3) == [(0, 2, "let a = 2")]
 
 
 def test_a_misspelt_handler_cell_or_function_gets_a_did_you_mean_hint(session):

@@ -24,6 +24,7 @@ import sys
 import comm
 from ipykernel.comm import CommManager
 from ipykernel.comm.comm import BaseComm
+from ipykernel._version import kernel_protocol_version
 from ipykernel.kernelbase import Kernel
 
 from .. import __version__
@@ -71,16 +72,35 @@ class SomaKernel(Kernel):
         if self._session is None:
             from ..session.session import Session  # lazy: ~0.3 s of parser, runtime and analyses, kept off kernel start
 
-            self._session = Session()
+            from ..session.history import default_history_path  # lazy, with the session above
+
+            self._session = Session(history_path=default_history_path())
         return self._session
 
     @property
     def kernel_info(self):
-        """kernel_info without the debugger and subshells (the interpreter is single-threaded)."""
-        info = super().kernel_info
-        info["supported_features"] = [f for f in info["supported_features"]
-                                      if f not in ("debugger", "kernel subshells")]
-        return info
+        """kernel_info, built here rather than by ipykernel.
+
+        ipykernel's own property imports its debugger (debugpy then prints four
+        "frozen modules" warnings on stderr) and its keys differ across the
+        ipykernel versions the package allows; Soma has no debugger and no
+        subshells, so `supported_features` is empty.
+        """
+        return {
+            "protocol_version": kernel_protocol_version,
+            "implementation": self.implementation,
+            "implementation_version": self.implementation_version,
+            "language_info": self.language_info,
+            "banner": self.banner,
+            "help_links": self.help_links,
+            "supported_features": [],
+        }
+
+    async def do_debug_request(self, msg):
+        """A Debug Adapter Protocol request: an error response (Soma has no debugger), never silence."""
+        return {"type": "response", "request_seq": msg.get("seq", 0), "success": False,
+                "command": msg.get("command", ""), "seq": 0,
+                "message": "the Soma kernel has no debugger"}
 
     def set_parent(self, ident, parent, channel="shell"):
         """Also give sys.stdout/sys.stderr the request's header, so print() output finds its cell."""
@@ -147,7 +167,8 @@ class SomaKernel(Kernel):
         return inspect(self.session_state, code, cursor_pos)
 
     async def do_is_complete(self, code):
-        """The parser decides: unclosed braces and strings are `incomplete`."""
+        """The parser decides: unclosed braces and strings are `incomplete`; the next line is indented
+        four spaces per open bracket, and not at all inside an unclosed string."""
         from ..session.magics import split_cell  # lazy: the magics import the analyses; kept off kernel start
 
         parts = split_cell(code)
@@ -156,25 +177,32 @@ class SomaKernel(Kernel):
         from ..syntax.parser import is_complete  # lazy: lark and the grammar (~60 ms); kept off kernel start
 
         status = is_complete(parts.code)
-        return {"status": status, "indent": "    "} if status == "incomplete" else {"status": status}
+        if status != "incomplete":
+            return {"status": status}
+        from ..syntax.nesting import nesting  # lazy, with the parser above
+
+        depth, in_string = nesting(parts.code)
+        return {"status": status, "indent": "" if in_string else "    " * depth}
 
     async def do_history(self, hist_access_type, output, raw, session=None, start=None, stop=None,
                          n=None, pattern=None, unique=False):
-        """Input history of this kernel: tail, search (glob) or range."""
-        state = self.session_state
+        """Input history, this kernel's and earlier ones' (kept in SQLite): tail, search (glob) or range."""
+        history = self.session_state.history
         if hist_access_type == "tail":
-            entries = state.history_tail(n or 10)
+            entries = history.tail(n or 10)
         elif hist_access_type == "search":
-            entries = state.history_search(pattern or "*", n, unique)
+            entries = history.search(pattern or "*", n, unique)
         elif hist_access_type == "range":
-            entries = state.history_range(start or 0, stop)
+            entries = history.range(session or 0, start or 0, stop)
         else:
             entries = []
-        history = [(0, count, (code, None) if output else code) for count, code in entries]
-        return {"status": "ok", "history": history}
+        return {"status": "ok",
+                "history": [(number, line, (code, None) if output else code) for number, line, code in entries]}
 
     async def do_shutdown(self, restart):
-        """Nothing to release: the session lives in memory."""
+        """Close the history file (the session's data lives in memory or its store)."""
+        if self._session is not None:
+            self._session.history.close()
         return {"status": "ok", "restart": restart}
 
 

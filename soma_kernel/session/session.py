@@ -29,7 +29,6 @@ Rules of a notebook session:
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import os
 import sys
 import traceback
@@ -48,6 +47,7 @@ from ..testing.runner import apply_mock, origin_place, run_rule
 from .definitions import SESSION_ORIGIN, Definition, SourceMap, combined_text, definition_key
 from .display import value_bundle
 from .hints import missing_name_hint
+from .history import History
 from .magics import REGISTRY, MagicError, magic_span, run_cell_magic, run_line_magic, split_cell
 
 DEFINITION_TYPES = (ast.CellDecl, ast.TypeDecl, ast.TestCell, ast.Flesh)
@@ -206,12 +206,12 @@ class Session:
 
     magics = REGISTRY
 
-    def __init__(self, directory: Optional[str] = None):
+    def __init__(self, directory: Optional[str] = None, history_path: Optional[str] = None):
         self.directory = os.path.abspath(directory or os.getcwd())
         self.definitions: dict[tuple[str, str], Definition] = {}
         self.cell_labels: dict[str, str] = {}
         self.variables: dict[str, object] = {}
-        self.history: list[tuple[int, str]] = []
+        self.history = History(history_path)  # this session's inputs; all sessions' with a file (the kernel's)
         self.execution_count = 0
         self._project_loaded = False
         self._project = None
@@ -278,7 +278,7 @@ class Session:
         origin = f"cell[{count}]"
         cell_key = cell_key or origin
         if store_history:
-            self.history.append((count, code))
+            self.history.record(count, code)
         run = CellRun(code, origin, cell_key, display)
         if self._runtime is not None:
             self._runtime.agent.ask = self.ask_person
@@ -502,29 +502,6 @@ class Session:
         holder = holders[0]
         return [f"  raised in {holder.key[0]} {holder.key[1]} at {holder.origin}:{span.line}:{span.col}"] + \
             ["  " + line for line in caret_lines(holder.source, span)]
-
-    # ------------------------------------------------------------ history
-
-    def history_tail(self, n: int) -> list[tuple[int, str]]:
-        """The last `n` entries of the input history."""
-        return self.history[-n:] if n else []
-
-    def history_search(self, pattern: str = "*", n: Optional[int] = None, unique: bool = False) -> list[tuple[int, str]]:
-        """Entries matching a glob `pattern` (oldest first), at most the last `n`."""
-        found = [(count, code) for count, code in self.history if fnmatch.fnmatchcase(code, pattern)]
-        if unique:
-            seen: set[str] = set()
-            kept = []
-            for count, code in reversed(found):
-                if code not in seen:
-                    seen.add(code)
-                    kept.append((count, code))
-            found = list(reversed(kept))
-        return found[-n:] if n else found
-
-    def history_range(self, start: int = 0, stop: Optional[int] = None) -> list[tuple[int, str]]:
-        """Entries whose counter is in [start, stop)."""
-        return [(c, code) for c, code in self.history if c >= start and (stop is None or c < stop)]
 
 
 @contextlib.contextmanager
