@@ -164,6 +164,7 @@ class CellRun:
         self.cell_key = cell_key
         self.result = ExecutionResult()
         self.defined: set[tuple[str, str]] = set()
+        self.magic_line = 0  # the 1-based line of the magic running now (its code's carets point there)
         self._display = display
 
     @contextlib.contextmanager
@@ -219,6 +220,7 @@ class Session:
         self._parsed: Optional[tuple[str, ast.Program]] = None
         self.ask_person: Optional[Callable[[str], bool]] = None  # approve()'s person (the kernel sets it)
         self.program_path: Optional[str] = None  # the last %load-ed file (its default store: %store)
+        self.previous_directory: Optional[str] = None  # where `%cd -` goes back to
 
     # ------------------------------------------------------------ state
 
@@ -255,6 +257,12 @@ class Session:
     def _note(text: str) -> None:
         """A runtime note (auto-mock, unused mock…): one line on stderr."""
         sys.stderr.write(text if text.endswith("\n") else text + "\n")
+
+    def change_directory(self, path: str) -> None:
+        """Make `path` the session's folder (`%cd`): relative paths of magics, cassettes and skills start there."""
+        self.previous_directory, self.directory = self.directory, path
+        if self._runtime is not None:
+            self._runtime.agent.project_dir = path
 
     def names_defined_by(self, cell_key: str) -> list[str]:
         """Names of the definitions a notebook cell currently owns."""
@@ -306,7 +314,10 @@ class Session:
             run.fail("InternalError", f"{type(err).__name__}: {err}", _folded_traceback(err))
 
     def _run_cell(self, run: CellRun) -> None:
-        """A cell magic on its body, or magic lines and Soma code in source order."""
+        """A cell magic on its body, or magic lines and Soma code in source order (`exit`/`quit` alone ends a console)."""
+        if self._asks_to_exit(run.code):
+            run.result.payloads.append({"source": "ask_exit", "keepkernel": False})
+            return
         parts = split_cell(run.code)
         if parts.cell_magic is not None:
             name, args, _ = parts.cell_magic
@@ -323,19 +334,42 @@ class Session:
 
     def run_soma(self, run: CellRun, code: str, origin: str) -> None:
         """Parse `code`, apply its definitions, then run its statements."""
-        try:
-            nodes = parse_fragment(code, origin)
-        except SomaSyntaxError as err:
-            raise CellError("SyntaxError", err.diagnostic.message, err.diagnostic.render(code)) from None
+        nodes = self._parse_code(code, origin)
         definitions = [n for n in nodes if isinstance(n, DEFINITION_TYPES)]
         for use in (n for n in nodes if isinstance(n, ast.Use)):
             run.out(f"note: `use {use.path}` is ignored in a notebook; run `%load FILE.cell` instead", "stderr")
         self._define(run, definitions, code, origin)
-        runnable = [n for n in nodes if not isinstance(n, DEFINITION_TYPES + (ast.Use,))]
+        self.run_statements(run, [n for n in nodes if not isinstance(n, DEFINITION_TYPES + (ast.Use,))], code, origin)
+
+    @staticmethod
+    def _parse_code(code: str, origin: str) -> list:
+        """The top-level nodes of a cell's Soma text, or its syntax error as the cell's error."""
+        try:
+            return parse_fragment(code, origin)
+        except SomaSyntaxError as err:
+            raise CellError("SyntaxError", err.diagnostic.message, err.diagnostic.render(code)) from None
+
+    def parse_statements(self, code: str, origin: str) -> list:
+        """The statements of `code` (what `%timeit` runs again and again); a definition there is an error."""
+        nodes = self._parse_code(code, origin)
+        defining = next((n for n in nodes if isinstance(n, DEFINITION_TYPES + (ast.Use,))), None)
+        if defining is not None:
+            raise MagicError("only statements can be timed: define cells in a cell of their own")
+        return nodes
+
+    def run_statements(self, run: CellRun, runnable: list, code: str, origin: str) -> None:
+        """Run top-level statements one by one, each atomic; the last expression's value is the cell's result."""
         for index, node in enumerate(runnable):
             value = self._run_statement(run, node, code, origin)
             if index == len(runnable) - 1 and isinstance(node, ast.ExprStmt):
                 run.result.result = self._result_bundle(node.expr, value)
+
+    def _asks_to_exit(self, code: str) -> bool:
+        """True for a cell that is only `exit`, `quit`, `exit()` or `quit()` and no program name of that spelling."""
+        word = code.strip().removesuffix("()")
+        if word not in ("exit", "quit") or word in self.variables:
+            return False
+        return self._runtime is None or not any(word in state.handler_decls for state in self._runtime.cells.values())
 
     def _result_bundle(self, expr, value) -> Optional[dict]:
         """The cell's result: the value's bundle, `()` included, except after a call made for

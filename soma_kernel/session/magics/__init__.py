@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from typing import NamedTuple, Optional
 
 from ...syntax.ast import Span
-from . import analysis, control, files, inspection, store
+from . import analysis, control, files, inspection, shell, store
 from .base import Magic, MagicError, split_args
 
 __all__ = ["REGISTRY", "Magic", "MagicError", "split_args", "split_cell", "run_cell_magic", "run_line_magic",
            "magic_span", "lookup"]
 
 
-MAGIC_LINE = re.compile(r"^\s*(%%?[A-Za-z]|\?\??[A-Za-z_])")
+MAGIC_LINE = re.compile(r"^\s*(%%?[A-Za-z]|\?\??[A-Za-z_]|\?\s*$)")
 
 
 class MagicLine(NamedTuple):
@@ -103,7 +103,8 @@ def run_cell_magic(session, run, cell_magic: tuple[str, str, str]) -> None:
 
 
 def run_line_magic(session, run, magic: MagicLine) -> None:
-    """Run one `%name args` (or `?name`) line."""
+    """Run one `%name args` (or `?name`) line (`run.magic_line` says which line it is)."""
+    run.magic_line = magic.line
     lookup(magic.name, cell=False).run(session, run, magic.args, None)
 
 
@@ -127,7 +128,8 @@ def magic_span(source_line: str, line: int, args: str, word: Optional[str] = Non
 
 
 REGISTRY: dict[str, Magic] = {magic.name: magic
-                             for module in (analysis, inspection, files, store, control) for magic in module.MAGICS}
+                             for module in (analysis, inspection, files, store, shell, control)
+                             for magic in module.MAGICS}
 
 
 def lookup(name: str, cell: bool) -> Magic:
@@ -139,7 +141,7 @@ def lookup(name: str, cell: bool) -> Magic:
     if cell_magic is not None and cell_magic.cell:  # `%%name` below the cell's first line
         raise MagicError(f"%{name} must be the cell's first line (the rest of the cell is its body); "
                          f"put it in a cell of its own: {cell_magic.usage}", at_name=True)
-    if magic is None or magic.cell != cell:
+    if magic is None or (magic.cell != cell and not magic.also_cell):
         known = ", ".join(("%%" if m.cell else "%") + m.name for m in registry.values() if not m.name.startswith("?"))
         if magic is not None:
             raise MagicError(f"{prefix}{name}: use it as {'%%' if magic.cell else '%'}{name} ({magic.usage})",

@@ -24,13 +24,17 @@ class MagicError(Exception):
 
 @dataclass(frozen=True)
 class Magic:
-    """One magic: its name, usage line, one-line doc, function and whether it takes the cell body."""
+    """One magic: its name, usage line, one-line doc, function and whether it takes the cell body.
+
+    `cell` magics are `%%name` only; `also_cell` ones work both ways (`%time x` and `%%time`).
+    """
 
     name: str
     usage: str
     doc: str
     run: Callable
     cell: bool = False
+    also_cell: bool = False
 
 
 def split_args(args: str, usage: str) -> list[str]:

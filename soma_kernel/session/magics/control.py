@@ -76,7 +76,10 @@ def _help_or_error(session, name: str, usage: str) -> str:
 
 
 def question_magic(session, run, args: str, body) -> None:
-    """?name: help on a name (the same text as the inspector's), shown in the cell."""
+    """?name: help on a name (the same text as the inspector's), shown in the cell; a bare `?` lists the help."""
+    if not args.strip():
+        help_magic(session, run, "", None)
+        return
     run.show({"text/plain": _help_or_error(session, args.strip(), "?name")})
 
 
