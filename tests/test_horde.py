@@ -8,6 +8,7 @@ import pytest
 from soma_kernel.core.diagnostics import SomaError
 from soma_kernel.runtime.horde import HordeBudget
 from soma_kernel.runtime.interpreter import Runtime
+from soma_kernel.runtime.mocks import Scripted
 from soma_kernel.syntax.parser import parse
 
 PROGRAM = """
@@ -134,7 +135,7 @@ def test_a_failed_task_leaves_none_of_its_writes(rt):
 
 
 def test_retries_run_at_once_until_max_attempts(rt):
-    rt.mocks.think.extend([("error", "llm: down"), ("reply", "ok")])
+    rt.mocks.think.extend([Scripted("error", "llm: down"), Scripted("reply", "ok")])
     hid = rt.call("retry", [[7], 2])
     assert rt.call("results", []) == ["ok"]
     assert rt.call("status", [hid])["done"] == 1
@@ -143,13 +144,13 @@ def test_retries_run_at_once_until_max_attempts(rt):
 
 
 def test_without_retries_the_error_reaches_on_error(rt):
-    rt.mocks.think.extend([("error", "llm: down"), ("reply", "unused")])
+    rt.mocks.think.extend([Scripted("error", "llm: down"), Scripted("reply", "unused")])
     rt.call("retry", [[7], 1])
     assert rt.call("failures", []) == ["7:llm:llm: down"]  # a scripted error's detail is its whole text
 
 
 def test_mocks_are_consumed_in_task_order(rt):
-    rt.mocks.think.extend([("reply", "first"), ("reply", "second")])
+    rt.mocks.think.extend([Scripted("reply", "first"), Scripted("reply", "second")])
     rt.call("thinkers", [[1, 2]])
     assert rt.call("results", []) == ["first", "second"]
 
@@ -233,17 +234,17 @@ def budgeted(rt):
 def test_a_request_reserves_its_bound_and_a_refusal_stops_the_horde(budgeted):
     # "about 1" reserves 7 bytes + 8·1 message + 16 + max_tokens 10 = 41 and spends
     # ceil(7/4) + 10 = 12; the second task needs 41 more: 12 + 41 > 50
-    budgeted.mocks.think.extend([("reply", "x" * 40), ("reply", "y")])
+    budgeted.mocks.think.extend([Scripted("reply", "x" * 40), Scripted("reply", "y")])
     hid = budgeted.call("tight", [[1, 2, 3], 50])
     status = budgeted.call("status", [hid], cell="Boss2")
     assert status == {"state": "exhausted", "total": 3, "queued": 0, "running": 0, "done": 1, "failed": 0,
                       "cancelled": 2, "tokens": 12, "budget_tokens": 50}
     assert budgeted.cells["Boss2"].slot("errors").data == []      # a stopped task is no failure
-    assert list(budgeted.mocks.think) == [("reply", "y")]          # the refused request never ran
+    assert list(budgeted.mocks.think) == [Scripted("reply", "y")]          # the refused request never ran
 
 
 def test_the_budget_fits_every_request_it_can_pay_for(budgeted):
-    budgeted.mocks.think.extend([("reply", "x" * 40)] * 3)
+    budgeted.mocks.think.extend([Scripted("reply", "x" * 40)] * 3)
     status = budgeted.call("status", [budgeted.call("tight", [[1, 2, 3], 41 * 3])], cell="Boss2")
     assert (status["state"], status["done"], status["tokens"]) == ("done", 3, 36)
 
@@ -261,19 +262,20 @@ def test_a_budget_refusal_message_names_the_ceiling_and_what_is_held():
 
 
 def test_callbacks_think_under_the_horde_budget(budgeted):
-    budgeted.mocks.think.extend([("reply", "a"), ("reply", "ok"), ("reply", "b"), ("reply", "fine")])
+    budgeted.mocks.think.extend([Scripted("reply", "a"), Scripted("reply", "ok"), Scripted("reply", "b"),
+                                 Scripted("reply", "fine")])
     status = budgeted.call("status", [budgeted.call("judged_by", [[1, 2], 1000])], cell="Boss2")
     # each task spends ceil(7/4) + 1 = 3, each judgement ceil(7/4) + 1 = 3: the budget counts all four
     assert (status["state"], status["done"], status["tokens"]) == ("done", 2, 12)
     assert budgeted.cells["Boss2"].slot("judged").data == ["ok", "fine"]
-    budgeted.mocks.think.extend([("reply", "x" * 40), ("reply", "late")])
+    budgeted.mocks.think.extend([Scripted("reply", "x" * 40), Scripted("reply", "late")])
     status = budgeted.call("status", [budgeted.call("judged_by", [[1, 2], 60])], cell="Boss2")
     # the task fits (41), its judgement (80) does not: the horde stops there
     assert (status["state"], status["done"], status["cancelled"]) == ("exhausted", 1, 1)
 
 
 def test_a_horde_started_by_a_task_spends_from_its_parents_budget(budgeted):
-    budgeted.mocks.think.extend([("reply", "x" * 40)] * 3)
+    budgeted.mocks.think.extend([Scripted("reply", "x" * 40)] * 3)
     parent = budgeted.call("nested", [50, 0])
     child = budgeted.call("child", [])
     status = budgeted.call("status", [child], cell="Boss2")
@@ -283,14 +285,14 @@ def test_a_horde_started_by_a_task_spends_from_its_parents_budget(budgeted):
 
 
 def test_a_nested_horde_with_its_own_budget_still_stops_at_its_parents(budgeted):
-    budgeted.mocks.think.extend([("reply", "x" * 40)] * 3)
+    budgeted.mocks.think.extend([Scripted("reply", "x" * 40)] * 3)
     budgeted.call("nested", [50, 10000])
     status = budgeted.call("status", [budgeted.call("child", [])], cell="Boss2")
     assert (status["state"], status["done"], status["cancelled"], status["budget_tokens"]) == ("exhausted", 1, 2, 10000)
 
 
 def test_tasks_start_with_fresh_tokens_and_leave_the_callers_count_alone(rt):
-    rt.mocks.think.extend([("reply", "one"), ("reply", "two")])
+    rt.mocks.think.extend([Scripted("reply", "one"), Scripted("reply", "two")])
     rt.agent.set_budget(5)
     hid = rt.call("thinkers", [[1, 2]])
     assert rt.call("status", [hid])["done"] == 2      # a 5-token budget of the caller does not bind the tasks
@@ -299,19 +301,19 @@ def test_tasks_start_with_fresh_tokens_and_leave_the_callers_count_alone(rt):
 
 
 def test_vote_tallies_by_printed_value(rt):
-    rt.mocks.think.extend([("reply", "b"), ("reply", "a"), ("reply", "a")])
+    rt.mocks.think.extend([Scripted("reply", "b"), Scripted("reply", "a"), Scripted("reply", "a")])
     result = rt.call("poll", [1, 3])
     assert result == {"winner": "a", "count": 2, "k": 3, "unanimous": False, "errors": 0, "votes": ["b", "a", "a"]}
 
 
 def test_vote_ties_go_to_the_earliest_and_failed_voters_count_as_errors(rt):
-    rt.mocks.think.extend([("reply", "b"), ("error", "llm: down"), ("reply", "a")])
+    rt.mocks.think.extend([Scripted("reply", "b"), Scripted("error", "llm: down"), Scripted("reply", "a")])
     result = rt.call("poll", [1, 3])
     assert (result["winner"], result["count"], result["errors"], result["votes"]) == ("b", 1, 1, ["b", "a"])
 
 
 def test_vote_unanimous(rt):
-    rt.mocks.think.extend([("reply", "yes")] * 2)
+    rt.mocks.think.extend([Scripted("reply", "yes")] * 2)
     assert rt.call("poll", [1, 2])["unanimous"] is True
 
 
@@ -322,7 +324,7 @@ def test_vote_all_failing_raises_the_first_error(rt):
 
 
 def test_failed_voters_are_rolled_back(rt):
-    rt.mocks.think.extend([("reply", "a"), ("error", "llm: down"), ("reply", "a")])
+    rt.mocks.think.extend([Scripted("reply", "a"), Scripted("error", "llm: down"), Scripted("reply", "a")])
     assert rt.call("voter_writes", [3])["errors"] == 1
     assert rt.call("marked", []) == 2
 

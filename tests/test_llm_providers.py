@@ -13,6 +13,7 @@ from llm_server import LoopbackModel
 from soma_kernel.core.diagnostics import SomaError
 from soma_kernel.project.settings import parse_project_text
 from soma_kernel.runtime.interpreter import Runtime
+from soma_kernel.runtime.mocks import Scripted
 from soma_kernel.runtime.llm.config import expand_env, resolve
 from soma_kernel.runtime.llm.redact import shown_url
 from soma_kernel.runtime.llm.schema import tool_schema
@@ -415,7 +416,7 @@ def test_mocks_still_win_over_a_configured_provider(server):
     rt = runtime_for(server, "openai", extra='mock = "fixed:from the mock"\n')
     assert rt.call("ask", ["x"], cell="Plain") == "from the mock"
     rt = runtime_for(server, "openai")
-    rt.mocks.think.append(("reply", "scripted"))
+    rt.mocks.think.append(Scripted("reply", "scripted"))
     assert rt.call("ask", ["x"], cell="Plain") == "scripted"
     assert server.requests == []
 

@@ -64,7 +64,8 @@ def value(result):
 
 def test_the_real_handler_answers_and_the_model_then_gives_its_final_text(session):
     queued = session.execute('mock think tool lookup(city: "Oslo")\nmock think "It is 12C in Oslo"\n%mocks', "a")
-    assert queued.stream_text() == 'mock think tool lookup(city: "Oslo")\nmock think "It is 12C in Oslo"\n'
+    assert queued.stream_text() == ('mock think tool lookup(city: "Oslo")  // queued by cell[2]\n'
+                                    'mock think "It is 12C in Oslo"  // queued by cell[2]\n')
     assert value(session.execute('ask("weather in Oslo?")', "b")) == "It is 12C in Oslo"
     assert value(session.execute('asked.get("Oslo")', "c")) == "1"
     calls = value(session.execute('trace() |> filter(r => r._type == "ToolCall")', "d"))
@@ -113,15 +114,21 @@ def test_max_rounds_holds_for_a_scripted_tool_call(session):
                                   "map(\"max_rounds\", N) (≤ 10) or give the model fewer steps")
     assert value(session.execute('[asked.get("Oslo")]', "c")) == "[()]"
     listed = session.execute("%mocks", "d").stream_text()
-    assert listed == 'mock think tool lookup(city: "Oslo")\nmock think "never read"\n'
+    assert listed == 'mock think "never read"  // queued by cell[2]\n'   # the tool turn was the model's: consumed
 
 
-def test_a_failed_statement_gives_the_scripted_turns_back(session):
+def test_a_failed_statement_keeps_the_scripted_turns_it_consumed_and_their_trace(session):
     session.execute('mock think tool lookup(city: "Oslo")\nmock think "12C"', "a")
     failed = session.execute('ask("q") + 1', "b")
     assert failed.error_value == "type: cannot add String and Int"
-    assert session.execute("%mocks", "c").stream_text() == 'mock think tool lookup(city: "Oslo")\nmock think "12C"\n'
-    assert value(session.execute('[asked.get("Oslo"), len(trace()), tokens_used()]', "d")) == "[(), 0, 0]"
+    assert session.execute("%mocks", "c").stream_text() == "no mocks queued\n"
+    kept = value(session.execute('[asked.get("Oslo"), trace() |> map(r => r._type), tokens_used()]', "d"))
+    assert kept == '[(), ["Think", "ToolCall", "Think"], ' + str(sum_of_think_tokens(session)) + "]"
+
+
+def sum_of_think_tokens(session) -> int:
+    """What the trace's Think records charged."""
+    return int(value(session.execute('trace() |> filter(r => r._type == "Think") |> map(r => r.tokens) |> sum()')))
 
 
 def test_a_tool_call_with_no_turn_after_it_is_an_llm_error(session):

@@ -14,6 +14,7 @@ import pytest
 
 from soma_kernel.core.diagnostics import SomaError
 from soma_kernel.runtime.interpreter import Runtime
+from soma_kernel.runtime.mocks import Scripted
 from soma_kernel.syntax.parser import parse
 
 LEDGER = """
@@ -195,20 +196,20 @@ def test_unscripted_think_echoes_and_notes_once(rt, notes):
 
 
 def test_scripted_think_error(rt):
-    rt.mocks.think.append(("error", "llm: provider down"))
+    rt.mocks.think.append(Scripted("error", "llm: provider down"))
     error = failure(rt, "ask", "q")
     assert error.kind == "llm"
     assert error.text == "think() failed: llm: provider down (scripted by `mock think error`)"
 
 
 def test_scripted_think_reply_is_consumed(rt):
-    rt.mocks.think.append(("reply", '{"a": 1}'))
+    rt.mocks.think.append(Scripted("reply", '{"a": 1}'))
     assert rt.call("ask_json", ["q"]) == {"a": 1}
     assert rt.mocks.pending() == []
 
 
 def test_think_json_refuses_a_non_object(rt):
-    rt.mocks.think.append(("reply", "no json here"))
+    rt.mocks.think.append(Scripted("reply", "no json here"))
     assert failure(rt, "ask_json", "q").kind == "json"
 
 
@@ -225,7 +226,7 @@ def test_approve_with_nothing_scripted_fails_closed(rt):
 
 
 def test_approve_pops_the_scripted_answer(rt):
-    rt.mocks.approve.append(False)
+    rt.mocks.approve.append(Scripted("approve", False))
     assert rt.call("confirm", ["x"]) is False
 
 

@@ -85,27 +85,6 @@ def test_verify_does_not_prove_what_the_runtime_refuses(session):
     assert not refused.ok and "violates invariant len(items) < 3" in refused.error
 
 
-def test_a_failed_statement_gives_back_the_mocks_it_consumed(session):
-    session.execute('mock think "A"\nmock approve true')
-    assert not session.execute('think("q") + 1').ok
-    assert not session.execute('approve("ship it") + 1').ok
-    assert session.execute("%mocks").stream_text() == 'mock think "A"\nmock approve true\n'
-    assert value(session.execute('think("q")')) == "A"
-
-
-def test_a_failed_statement_leaves_budget_trace_and_ids_as_they_were(session):
-    session.execute('cell Ids {\n    on fresh() { return next_id() }\n    on broken() { let i = next_id()\n'
-                    '        return i + "x" + true }\n}', "a")
-    session.execute('mock think ["one", "two"]')
-    assert value(session.execute("set_budget(100)")) == "100"
-    assert value(session.execute('think("hello")\ntokens_used()')) == "3"
-    before = value(session.execute("len(trace())"))
-    assert not session.execute('[set_budget(7), think("hello"), broken()]').ok
-    assert value(session.execute("[tokens_used(), tokens_remaining(), len(trace())]")) == f"[3, 97, {before}]"
-    assert value(session.execute("fresh()")) == "1"
-    assert value(session.execute('think("again")')) == "two"
-
-
 def test_a_budget_set_at_top_level_holds_for_the_session_until_reset(session):
     assert value(session.execute("set_budget(40)")) == "40"
     assert value(session.execute("tokens_remaining()")) == "40"

@@ -41,7 +41,7 @@ def test_split_cell_runs_magics_between_code_in_order():
 def test_a_magic_after_code_sees_what_the_code_did(session):
     result = session.execute('mock think "x"\nmock think "y"\n%mocks')
     assert result.ok
-    assert result.stream_text() == 'mock think "x"\nmock think "y"\n'
+    assert result.stream_text() == 'mock think "x"  // queued by cell[2]\nmock think "y"  // queued by cell[2]\n'
 
 
 
@@ -104,11 +104,30 @@ def test_state_and_memory_show_live_values(session):
     assert "count" in memory["text/plain"] and "<table" in memory["text/html"]
 
 
-def test_mocks_lists_queued_replies(session):
-    session.execute('mock think "a"\nmock think "b"\nmock approve true')
-    assert session.execute("%mocks").stream_text() == 'mock think "a"\nmock think "b"\nmock approve true\n'
+def test_mocks_lists_queued_replies_with_the_cell_that_queued_each(session):
+    session.execute('mock think "a"\nmock approve true', count=7)
+    session.execute('mock think "b"\nmock Counter.bump 5', count=8)
+    assert session.execute("%mocks").stream_text() == ('mock think "a"  // queued by cell[7]\n'
+                                                       'mock think "b"  // queued by cell[8]\n'
+                                                       'mock approve true  // queued by cell[7]\n'
+                                                       'mock Counter.bump 5  // queued by cell[8]\n')
     session.execute('think("x")\nthink("y")\napprove("z")')
+    assert session.execute("%mocks").stream_text() == "mock Counter.bump 5  // queued by cell[8]\n"
+
+
+def test_mocks_clear_drops_the_queue_and_keeps_everything_else(session):
+    session.execute('bump(4)\nlet kept = 1\nmock think ["a", "b"]\nmock approve false\nmock now 1000')
+    assert session.execute("%mocks clear").stream_text() == "dropped 3 queued mock(s)\n"
     assert session.execute("%mocks").stream_text() == "no mocks queued\n"
+    assert session.execute("%mocks clear").stream_text() == "no mocks queued\n"
+    after = session.execute('[count.get("n"), kept, now()]')   # memory, lets and the scripted clock stay
+    assert after.result["text/plain"] == "[4, 1, 1000]"
+
+
+@pytest.mark.parametrize("args", ["clear all", "flush", "--clear"])
+def test_mocks_takes_only_clear(session, args):
+    result = session.execute(f"%mocks {args}")
+    assert result.error_value == "usage: %mocks [clear]"
 
 
 def test_diagram_highlights_an_instance(session):

@@ -62,9 +62,18 @@ class Agent:
             raise SomaError("type", f"set_budget() needs a non-negative Int, got {display(tokens)}")
         if self.tool_ceiling is not None:
             tokens = min(tokens, self.tool_ceiling)
+        self.record_undo(self.budget_restorer(self.budget, self.used))
         self.budget = tokens
         self.used = 0
         return tokens
+
+    def budget_restorer(self, budget: Optional[int], used: int) -> Callable[[], None]:
+        """How to undo a set_budget that found `budget` and `used`: the old cap comes back,
+        and the tokens spent since are added to the old count (spent is spent)."""
+        def restore():
+            self.budget = budget
+            self.used = used + self.used
+        return restore
 
     def remaining(self) -> int:
         """Tokens left (-1 when there is no budget)."""
@@ -94,18 +103,23 @@ class Agent:
         finally:
             budget.settle(reserved, self.used - before)
 
-    # ------------------------------------------------------------ statement atomicity
+    # ------------------------------------------------------------ what a failed statement keeps
 
-    def checkpoint(self) -> tuple:
-        """What a failed session statement gives back: the mocks it consumed, its
-        budget changes and tokens spent, and the trace records it added."""
-        return self.mocks.snapshot(), self.budget, self.used, list(self.trace)
+    def trace_write(self, kind: str, fields: dict) -> None:
+        """A trace record of a write (a Transition): it is undone with the statement or
+        `try` block that made the write. Think, ToolCall and Approval records are
+        appended plainly: a model call or a person's answer is an external effect,
+        kept (with its tokens) when the statement fails."""
+        record = (kind, fields)
+        trace = self.trace
+        trace.append(record)
+        self.record_undo(lambda: _remove_record(trace, record))
 
-    def roll_back(self, saved: tuple) -> None:
-        """Return to a `checkpoint` (the statement failed: it leaves nothing behind)."""
-        mocks, self.budget, self.used, trace = saved
-        self.mocks.restore(mocks)
-        self.trace[:] = trace
+    def clear_trace(self) -> None:
+        """clear_trace(): empty the trace (the records come back if the statement fails)."""
+        trace, cleared = self.trace, list(self.trace)
+        trace.clear()
+        self.record_undo(lambda: trace.__setitem__(slice(0, 0), cleared))
 
     # ------------------------------------------------------------ think
 
@@ -309,7 +323,7 @@ class Agent:
         text = display(action)
         shown = shown_action(text)
         if self.mocks.approve:
-            answer = self.mocks.approve.popleft()
+            answer = self.mocks.approve.popleft().value
             self.trace.append(("Approval", {"action": text, "approved": answer}))
             return answer
         policy = os.environ.get("SOMA_APPROVE", "")
@@ -375,3 +389,11 @@ def think_tools_allowed(options: dict) -> Optional[list[str]]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise SomaError("type", f"think(): tools_allowed must be a List of tool names, got {display(value)}")
     return list(value)
+
+
+def _remove_record(trace: list, record: tuple) -> None:
+    """Take `record` itself (not an equal one) out of `trace`, if it is still there."""
+    for index in range(len(trace) - 1, -1, -1):
+        if trace[index] is record:
+            del trace[index]
+            return

@@ -403,7 +403,7 @@ class Runtime:
         queue = self.mocks.handlers.get(qualified) or self.mocks.handlers.get(bare)
         if not queue:
             return None
-        kind, value = queue.popleft()
+        kind, value, _ = queue.popleft()
         if kind == "error":
             text = display(value)
             error_kind = text.split(": ", 1)[0] if ": " in text else "error"
@@ -627,8 +627,8 @@ class Runtime:
                 self.handler_function(state, decl)(list(args))
 
     def trace_event(self, kind: str, fields: dict) -> None:
-        """Append a record to the agent trace."""
-        self.agent.trace.append((kind, fields))
+        """Append the record of a write (a Transition) to the agent trace; undone with the write."""
+        self.agent.trace_write(kind, fields)
 
 
 

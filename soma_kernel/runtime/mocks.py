@@ -6,19 +6,37 @@ from __future__ import annotations
 import json
 import math
 from collections import deque
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from ..core.diagnostics import SomaError
 from .values import display, to_json
 
 
+class Scripted(NamedTuple):
+    """One scripted answer: its kind, its value and the place that queued it (a notebook
+    cell's `cell[N]`, "" in a test cell).
+
+    kind: "reply" | "error" | "tool" (value: (name, arguments)) for `mock think`;
+    "approve" (value: a Bool); "value" | "error" for a handler mock.
+    """
+
+    kind: str
+    value: object
+    origin: str = ""
+
+
 class Mocks:
-    """The scripted answers: think replies/errors, approvals, handler results, the clock."""
+    """The scripted answers: think replies/errors, approvals, handler results, the clock.
+
+    A scripted answer is consumed when its call comes, whether or not the statement
+    that made the call then succeeds (the reference's test runner: a model's answer,
+    once given, is given); what nobody consumed can be dropped with `discard`.
+    """
 
     def __init__(self):
-        self.think: deque = deque()       # ("reply", text) | ("error", text) | ("tool", (name, arguments))
-        self.approve: deque = deque()     # bools
-        self.handlers: dict[str, deque] = {}  # "Cell.h" or "h" -> ("value", v) | ("error", text)
+        self.think: deque[Scripted] = deque()
+        self.approve: deque[Scripted] = deque()
+        self.handlers: dict[str, deque[Scripted]] = {}  # "Cell.h" or "h" -> its scripted results
         self.now_ms: Optional[int] = None
 
     def clear(self) -> None:
@@ -28,37 +46,43 @@ class Mocks:
         self.handlers.clear()
         self.now_ms = None
 
-    def snapshot(self) -> tuple:
-        """Copies of every queue and the clock, for `restore` (small: what a notebook scripted)."""
-        return (tuple(self.think), tuple(self.approve),
-                {name: tuple(queue) for name, queue in self.handlers.items()}, self.now_ms)
-
-    def restore(self, saved: tuple) -> None:
-        """Put the queues and the clock back as `snapshot` found them."""
-        think, approve, handlers, self.now_ms = saved
-        self.think.clear()
-        self.think.extend(think)
-        self.approve.clear()
-        self.approve.extend(approve)
-        self.handlers.clear()
-        self.handlers.update({name: deque(queue) for name, queue in handlers.items()})
+    def queues(self) -> list[tuple[str, deque]]:
+        """(the name a mock line gives, the queue) for every queue, in the order `pending` lists them."""
+        return [("think", self.think), ("approve", self.approve), *self.handlers.items()]
 
     def pending(self) -> list[str]:
-        """One line per unconsumed mock, for notes and `%mocks`."""
-        lines = [scripted_line(kind, entry) for kind, entry in self.think]
-        lines += [f"mock approve {display(answer)}" for answer in self.approve]
-        for name, queue in self.handlers.items():
-            lines += [f"mock {name} {'error ' if kind == 'error' else ''}{display(v)}" for kind, v in queue]
-        return lines
+        """One line per unconsumed mock (the line that scripts it), for notes and `%mocks`."""
+        return [scripted_line(name, entry) for name, queue in self.queues() for entry in queue]
+
+    def pending_by_origin(self) -> list[tuple[str, str]]:
+        """(line, the place that queued it) per unconsumed mock, in the order `pending` lists them."""
+        return [(scripted_line(name, entry), entry.origin) for name, queue in self.queues() for entry in queue]
+
+    def discard(self, origin: Optional[str] = None) -> list[str]:
+        """Drop the unconsumed mocks queued at `origin` (every one when None); the lines dropped.
+        The clock (`mock now`) is a setting, not an answer: it stays."""
+        dropped = []
+        for name, queue in self.queues():
+            kept, gone = [], []
+            for entry in queue:
+                (gone if origin is None or entry.origin == origin else kept).append(entry)
+            if gone:
+                queue.clear()
+                queue.extend(kept)
+                dropped += [scripted_line(name, entry) for entry in gone]
+        return dropped
 
 
-def scripted_line(kind: str, entry) -> str:
-    """A queued `mock think` as the line that scripts it."""
-    if kind == "tool":
-        name, arguments = entry
+def scripted_line(name: str, entry: Scripted) -> str:
+    """A queued mock as the line that scripts it (`name`: think, approve or the handler's)."""
+    if entry.kind == "tool":
+        tool, arguments = entry.value
         shown = ", ".join(f"{key}: {to_json(value)}" for key, value in arguments.items())
-        return f"mock think tool {name}({shown})"
-    return f"mock think {'error ' if kind == 'error' else ''}{json.dumps(entry, ensure_ascii=False)}"
+        return f"mock think tool {tool}({shown})"
+    error = "error " if entry.kind == "error" else ""
+    if name == "think":
+        return f"mock think {error}{json.dumps(entry.value, ensure_ascii=False)}"
+    return f"mock {name} {error}{display(entry.value)}"
 
 
 def scripted_error(text: str) -> SomaError:

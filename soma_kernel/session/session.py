@@ -19,9 +19,12 @@ Rules of a notebook session:
   lines are run by the test runner's `run_rule` and print exactly the ✓/✗
   lines of `soma test`. A `mock` line feeds the session's queues; a mock
   whose value fails is an error that stops the cell, and queues nothing.
+  A failed cell drops the mocks it queued that nothing consumed, with a note.
 - Errors are rendered with `cell[N]:line:col`, the line and a caret, counted
-  in the untrimmed cell text; the state is as it was before the failing
-  statement. A bug in soma-kernel is an `InternalError`, never a dead kernel.
+  in the untrimmed cell text; memory, instances and counters are as they were
+  before the failing statement; its model calls (tokens, trace records, the
+  mocks they consumed) are kept. A bug in soma-kernel is an `InternalError`,
+  never a dead kernel.
 - Lines starting with `%name` (or `?name`, `??name`) are magics, run in order
   with the Soma code around them; `%%toml` takes the whole cell (`%help`).
 """
@@ -43,7 +46,7 @@ from ..runtime.interpreter import Runtime
 from ..syntax import ast
 from ..syntax.ast import Span
 from ..syntax.parser import parse, parse_fragment
-from ..testing.runner import apply_mock, origin_place, run_rule
+from ..testing.runner import apply_mock, discard_note, origin_place, run_rule
 from .definitions import SESSION_ORIGIN, Definition, SourceMap, combined_text, definition_key
 from .display import value_bundle
 from .hints import missing_name_hint
@@ -165,6 +168,7 @@ class CellRun:
         self.result = ExecutionResult()
         self.defined: set[tuple[str, str]] = set()
         self.magic_line = 0  # the 1-based line of the magic running now (its code's carets point there)
+        self.failed_line: Optional[int] = None  # the line of the statement or mock running, while it runs
         self._display = display
 
     @contextlib.contextmanager
@@ -292,7 +296,19 @@ class Session:
             self._runtime.agent.ask = self.ask_person
         with run.capturing():
             self._guarded(run, lambda: self._run_cell(run))
+            if not run.result.ok:
+                self._discard_cell_mocks(run, run.failed_line)
         return run.result
+
+    def _discard_cell_mocks(self, run: "CellRun", line: Optional[int]) -> None:
+        """Drop, with `soma test`'s note, the mocks this cell queued that nothing consumed (its
+        statement or rule raised); what earlier cells queued stays queued."""
+        if self._runtime is None:
+            return
+        where = f"{run.origin}:{line}" if line else run.origin
+        note = discard_note(self._runtime.mocks.discard(run.origin), where)
+        if note:
+            run.out(note, "stderr")
 
     def _guarded(self, run: CellRun, action: Callable[[], None]) -> None:
         """Run `action`, turning every failure into the cell's error."""
@@ -481,31 +497,36 @@ class Session:
         """Run one top-level statement or rule atomically; returns an ExprStmt's value.
 
         Rules (`assert`, `assert_fails`, `mock`, `property`) go through the test
-        runner's `run_rule`, so their ✓/✗ lines are exactly those of `soma test`.
-        A statement that fails gives back what the runtime's journal does not
-        hold: the mocks it consumed, its budget changes and its trace records.
+        runner's `run_rule`, so their ✓/✗ lines are exactly those of `soma test`,
+        and after one that raised, the mocks this cell queued and nothing consumed
+        are dropped as `soma test` drops them. A statement that fails leaves no
+        write behind (the runtime's journal); what reached the outside stays: its
+        model calls, their tokens and trace records, the mocks they consumed.
         """
         if isinstance(node, ast.RuleMock):
-            return self._run_mock(node, code, origin)
+            return self._run_mock(run, node, code, origin)
         if isinstance(node, RULE_TYPES):
-            for line in run_rule(self.runtime, node, self.variables, origin_place(origin)).lines:
+            outcome = run_rule(self.runtime, node, self.variables, origin_place(origin))
+            for line in outcome.lines:
                 run.out(line)
+            if outcome.raised is not None and not isinstance(node, ast.RuleAssertFails):
+                self._discard_cell_mocks(run, node.span.line)
             return None
-        agent = self.runtime.agent
-        saved = agent.checkpoint()
+        run.failed_line = node.span.line
         try:
-            return self.runtime.execute(node, self.variables)
+            value = self.runtime.execute(node, self.variables)
         except SomaError as err:
-            agent.roll_back(saved)
             raise CellError("SomaError", err.text, self._render_runtime_error(err, node.span, code, origin)) from None
-        except BaseException:
-            agent.roll_back(saved)
-            raise
+        run.failed_line = None
+        return value
 
-    def _run_mock(self, node: ast.RuleMock, code: str, origin: str) -> None:
-        """A `mock` line: a value that cannot be evaluated or does not fit is an error that stops the cell."""
+    def _run_mock(self, run: CellRun, node: ast.RuleMock, code: str, origin: str) -> None:
+        """A `mock` line, queued as this cell's: a value that cannot be evaluated or does not fit
+        is an error that stops the cell."""
+        run.failed_line = node.span.line
         try:
-            apply_mock(self.runtime, node, self.runtime.evaluate(node.value, self.variables))
+            apply_mock(self.runtime, node, self.runtime.evaluate(node.value, self.variables), run.origin)
+            run.failed_line = None
         except SomaError as err:
             text = self._render_runtime_error(err, node.span, code, origin, MOCK_HINTS.get(node.target, MOCK_HINT))
             raise CellError("SomaError", err.text, text) from None

@@ -19,6 +19,7 @@ from typing import Callable, Optional
 from ..core.diagnostics import SomaError
 from ..runtime import ops
 from ..runtime.interpreter import Runtime
+from ..runtime.mocks import Scripted
 from ..runtime.values import display, display_inner
 from ..syntax import ast
 
@@ -200,13 +201,17 @@ def run_test_cell(rt, test: ast.TestCell, origin: str, place: Callable[..., str]
 
 
 def discard_unused_mocks(rt, place: Callable[..., str], rule, output: Output) -> None:
-    """After a rule raised, mocks it left unconsumed are dropped with a note."""
-    pending = rt.mocks.pending()
-    if pending:
-        rt.mocks.think.clear()
-        rt.mocks.approve.clear()
-        output.note(f"note: {place(rule.span.line)}: discarded {len(pending)} unused mock(s) after the rule "
-                    f"raised: {'; '.join(pending)}")
+    """After a rule raised, every mock still queued is dropped with a note (the clock stays)."""
+    note = discard_note(rt.mocks.discard(), place(rule.span.line))
+    if note:
+        output.note(note)
+
+
+def discard_note(dropped: list[str], where: str) -> Optional[str]:
+    """The note naming the mocks dropped after a rule raised at `where` (None when none were)."""
+    if not dropped:
+        return None
+    return f"note: {where}: discarded {len(dropped)} unused mock(s) after the rule raised: {'; '.join(dropped)}"
 
 
 def run_rule(rt, rule, env: dict, place: Callable[..., str]) -> RuleOutcome:
@@ -236,28 +241,28 @@ def rule_mock(rt, rule: ast.RuleMock, env: dict, place: Callable[..., str]) -> R
     return RuleOutcome([])
 
 
-def apply_mock(rt, rule: ast.RuleMock, value) -> None:
-    """Put a mock's value where the runtime will find it."""
+def apply_mock(rt, rule: ast.RuleMock, value, origin: str = "") -> None:
+    """Put a mock's value where the runtime will find it (`origin`: the notebook cell queuing it)."""
     mocks = rt.mocks
     if rule.tool is not None:  # `mock think tool NAME(arg: e, …)`: value holds the arguments, in order
-        mocks.think.append(("tool", (rule.tool, dict(zip(rule.tool_args, value)))))
+        mocks.think.append(Scripted("tool", (rule.tool, dict(zip(rule.tool_args, value))), origin))
         return
     values = value if isinstance(value, list) else [value]
     if rule.target == "think":
         for item in values:
-            mocks.think.append(("error" if rule.is_error else "reply", display(item)))
+            mocks.think.append(Scripted("error" if rule.is_error else "reply", display(item), origin))
     elif rule.target == "approve":
         for item in values:  # all checked before any is queued: a bad list queues nothing
             if not isinstance(item, bool):
                 raise SomaError("type", f"mock approve takes true or false, got {display(item)}")
-        mocks.approve.extend(values)
+        mocks.approve.extend(Scripted("approve", item, origin) for item in values)
     elif rule.target in ("now", "now_ms"):
         if type(value) is not int:
             raise SomaError("type", f"mock {rule.target} takes an Int, got {display(value)}")
         mocks.now_ms = value * 1000 if rule.target == "now" else value
     else:
         queue = mocks.handlers.setdefault(rule.target, deque())
-        queue.append(("error" if rule.is_error else "value", value))
+        queue.append(Scripted("error" if rule.is_error else "value", value, origin))
 
 
 def rule_assert(rt, rule: ast.RuleAssert, env: dict, place: Callable[..., str]) -> RuleOutcome:

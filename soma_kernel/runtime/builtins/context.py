@@ -97,8 +97,8 @@ def trace(call):
 
 @builtin("agent", "clear_trace() -> ()", "Empty the trace.", needs_runtime=True, pure=False)
 def clear_trace(call):
-    """Empty the agent's trace."""
-    call.rt.agent.trace.clear()
+    """Empty the agent's trace (undone if the statement fails)."""
+    call.rt.agent.clear_trace()
 
 
 @builtin("agent", "clear_context() -> ()", "Forget the conversation with the model.", needs_runtime=True, pure=False)

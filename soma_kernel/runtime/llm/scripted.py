@@ -39,7 +39,7 @@ class ScriptedModel(Provider):
         """The next scripted turn as the reply to `request`, with the token counts the mocks charge."""
         if not self.queue:
             raise llm_error(NO_TURN_LEFT)
-        kind, entry = self.queue.popleft()
+        kind, entry, _ = self.queue.popleft()
         if kind == "error":
             raise scripted_error(entry)
         first = len(request["messages"]) == 1

@@ -1,7 +1,8 @@
 """Looking at live state: %state, %memory, %mocks and %diagram.
 
 They read the session's runtime (`runtime.cells[name]`: slots, machine
-instances and their histories; `runtime.mocks`) and never change it.
+instances and their histories; `runtime.mocks`) and never change it, except
+`%mocks clear`, which drops the queued mocks.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from ..diagrams import diagram_bundle
 from ..display import value_bundle
 from .base import Magic, MagicError, split_args
 from .store import shown_path, stored_contents
+
+MOCKS_USAGE = "%mocks [clear]"
 
 
 def _cell_state(session, name: str):
@@ -120,11 +123,19 @@ def memory_magic(session, run, args: str, body) -> None:
 
 
 def mocks_magic(session, run, args: str, body) -> None:
-    """%mocks: the scripted answers not consumed yet (think, approve, handlers), next first."""
-    if args.strip():
-        raise MagicError("usage: %mocks (it takes no arguments)", at_name=True)
-    pending = session.runtime.mocks.pending()
-    run.out("\n".join(pending) if pending else "no mocks queued")
+    """%mocks [clear]: the scripted answers not consumed yet (think, approve, handlers), next first,
+    each with the cell that queued it; `%mocks clear` drops them all (memory and the rest stay)."""
+    words = split_args(args, MOCKS_USAGE)
+    if words not in ([], ["clear"]):
+        raise MagicError(f"usage: {MOCKS_USAGE}", at_name=True)
+    mocks = session.runtime.mocks
+    if words:
+        dropped = mocks.discard()
+        run.out(f"dropped {len(dropped)} queued mock(s)" if dropped else "no mocks queued")
+        return
+    pending = mocks.pending_by_origin()
+    lines = [f"{line}  // queued by {origin}" if origin else line for line, origin in pending]
+    run.out("\n".join(lines) if lines else "no mocks queued")
 
 
 def diagram_magic(session, run, args: str, body) -> None:
@@ -164,7 +175,8 @@ MAGICS = (
           state_magic),
     Magic("memory", "%memory [Cell]", "a cell's memory slots and their values (alone: what the bound store holds)",
           memory_magic),
-    Magic("mocks", "%mocks", "the scripted answers not consumed yet (think, approve, handlers)", mocks_magic),
+    Magic("mocks", MOCKS_USAGE, "the scripted answers not consumed yet, and who queued them; clear: drop them",
+          mocks_magic),
     Magic("diagram", "%diagram Cell [machine] [instance-id]",
           "draw a state machine with live instance counts (and one instance's path)", diagram_magic),
 )
