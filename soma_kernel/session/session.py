@@ -72,6 +72,9 @@ MOCK_HINTS = {
 MOCK_HINT = "the mock's value could not be computed; nothing was queued"
 INTERRUPTED = ("KeyboardInterrupt: interrupted — the running statement was rolled back (or the magic stopped); "
                "the session is intact")
+RULE_WORDS = {"RuleAssert": "assert", "RuleAssertFails": "assert_fails", "RuleProperty": "property"}
+FAILED_RULE_HINT = ("the cell stops at a failing assertion; a notebook that shows one on purpose tags the "
+                    "cell `raises-exception`")
 DEFAULT_RUNTIME_HINT = "the statement was rolled back: the session is as it was before it"
 
 
@@ -511,6 +514,8 @@ class Session:
                 run.out(line)
             if outcome.raised is not None and not isinstance(node, ast.RuleAssertFails):
                 self._discard_cell_mocks(run, node.span.line)
+            if outcome.counted and not outcome.passed:
+                raise _failed_rule_error(node, outcome, code, origin)
             return None
         run.failed_line = node.span.line
         try:
@@ -582,6 +587,21 @@ def _magic_errors_at(run: CellRun, line: int, args: str):
         span = magic_span(run.code.split("\n")[line - 1], line, args)
         rendered = Diagnostic("error", err.headline, span, run.origin).render(run.code)
         raise CellError("UserError", err.headline, "\n".join([rendered, *err.notes])) from None
+
+
+def _failed_rule_error(node, outcome, code: str, origin: str) -> CellError:
+    """A failed or erroring `assert` (`assert_fails`, `property`) as the cell's error.
+
+    Its ✗ line is already printed; the error makes the cell fail, so Run All,
+    nbval, papermill and nbclient stop there as they do for any error.
+    """
+    word = RULE_WORDS.get(type(node).__name__, "rule")
+    if outcome.raised is not None and not isinstance(node, ast.RuleAssertFails):
+        message = f"{word} raised an error: {outcome.raised}"
+    else:
+        message = f"{word} failed"
+    rendered = Diagnostic("error", message, node.span, origin, "assert").render(code)
+    return CellError("AssertionError", message, f"{rendered}\n  hint: {FAILED_RULE_HINT}")
 
 
 def _inside(span: Span, outer: Span) -> bool:

@@ -1,0 +1,50 @@
+"""Issue 21, "Wrong answers": each rule is tested on several members of its class,
+through the session (a notebook's view) and the command line where it applies."""
+
+from __future__ import annotations
+
+import pytest
+
+from soma_kernel.session.session import Session
+
+
+@pytest.fixture
+def session(tmp_path):
+    """A fresh session in a temporary directory (no soma.toml)."""
+    return Session(directory=str(tmp_path))
+
+
+def value(result):
+    """The text/plain of a cell's result."""
+    assert result.ok, result.error
+    return result.result["text/plain"]
+
+
+# ---------------------------------------------------------------- failing asserts fail their cell
+
+@pytest.mark.parametrize("rule, printed, message", [
+    ("assert 1 + 1 == 3", "  ✗ cell[4]:2  assert 1 + 1 == 3 — FAILED\n         left:  2\n         right: 3\n",
+     "assert failed"),
+    ('assert len("ab") / 0 == 1', '  ✗ cell[4]:2  assert len("ab") / 0 == 1 — ERROR: division_by_zero: division by zero\n',
+     "assert raised an error: division_by_zero: division by zero"),
+    ("assert 7", "  ✗ cell[4]:2  assert 7 — ERROR: assert needs a Bool, got 7\n", "assert failed"),
+    ("assert_fails 1 + 1", "  ✗ cell[4]:2  assert_fails 1 + 1 — FAILED: expected a runtime error, but it succeeded "
+     "with 2\n", "assert_fails failed"),
+    ('property "small" forall n: Int in 1..5 ensures n < 3',
+     '  ✗ property "small" — FAILED with counter-example n = 3\n', "property failed"),
+])
+def test_a_failing_top_level_rule_prints_its_line_then_fails_the_cell(session, rule, printed, message):
+    result = session.execute(f'print("before")\n{rule}\nprint("after")', count=4)
+    assert result.stream_text() == "before\n" + printed
+    assert result.error_name == "AssertionError" and result.error_value == message
+    assert result.error.split("\n")[0] == f"error: cell[4]:2:1: {message}"
+    assert result.error.split("\n")[1] == f"2 | {rule}"
+    assert "raises-exception" in result.error.split("\n")[-1]
+
+
+@pytest.mark.parametrize("rule", ["assert 1 + 1 == 2", "assert_fails 1 / 0",
+                                  'property "p" forall n: Int in 1..4 ensures n < 9', "assert true"])
+def test_a_passing_rule_leaves_the_cell_ok_and_the_cell_goes_on(session, rule):
+    result = session.execute(f"{rule}\n40 + 2")
+    assert value(result) == "42"
+    assert result.stream_text().startswith("  ✓ ")
