@@ -48,3 +48,22 @@ def test_a_passing_rule_leaves_the_cell_ok_and_the_cell_goes_on(session, rule):
     result = session.execute(f"{rule}\n40 + 2")
     assert value(result) == "42"
     assert result.stream_text().startswith("  ✓ ")
+
+
+# ---------------------------------------------------------------- () results are shown
+
+@pytest.mark.parametrize("code", ['parse_int("x")', "nth([1, 2], 7)", "[1, 2].nth(7)", '"x".parse_int()',
+                                  "find([1, 2], v => v > 5)", 'parse_float("nope")', 'let m = map("a", 1)\nm.b'])
+def test_a_pure_call_that_returns_nothing_shows_unit(session, code):
+    assert value(session.execute(code)) == "()"
+
+
+@pytest.mark.parametrize("code", ["print(1)", "clear_trace()", "clear_context()", "sleep(0)"])
+def test_a_call_made_for_its_effect_shows_nothing(session, code):
+    result = session.execute(code)
+    assert result.ok and result.result is None
+
+
+def test_a_handler_named_like_an_effect_builtin_shows_its_unit(session):
+    session.execute("cell Q {\n    on print(x: Int) {\n        let y = x\n    }\n}", "a")
+    assert value(session.execute("Q.print(1)", "b")) == "()"

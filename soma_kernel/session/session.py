@@ -42,6 +42,7 @@ from ..analysis.check import check_program
 from ..core.diagnostics import Diagnostic, SomaError, SomaSyntaxError, caret_lines
 from ..core.errors import UserError
 from ..project.settings import load_project
+from ..runtime.builtins import BUILTINS
 from ..runtime.interpreter import Runtime
 from ..syntax import ast
 from ..syntax.ast import Span
@@ -392,18 +393,22 @@ class Session:
 
     def _result_bundle(self, expr, value) -> Optional[dict]:
         """The cell's result: the value's bundle, `()` included, except after a call made for
-        its effect (a builtin such as `print(…)`, a method such as `slot.set(…)`)."""
+        its effect (a builtin whose signature returns `()`, such as `print(…)` or `remember(…)`)."""
         if value is not None:
             return value_bundle(value)
         return None if self._called_for_effect(expr) else {"text/plain": "()"}
 
     def _called_for_effect(self, expr) -> bool:
-        """True for a call of something that is no handler: a builtin or a value's method."""
+        """True for a call (or UFCS method call) of a builtin that returns nothing by design
+        (`print`, `remember`, `clear_trace`…), unless a handler of the program takes that name."""
         if isinstance(expr, ast.Call) and expr.cell is None:
             name = expr.func
         elif isinstance(expr, ast.MethodCall):
             name = expr.method
         else:
+            return False
+        entry = BUILTINS.get(name)
+        if entry is None or not entry.returns_nothing:
             return False
         return not any(name in state.handler_decls for state in self.runtime.cells.values())
 

@@ -41,6 +41,11 @@ class Builtin(Record, frozen=True):
     needs_runtime: bool = False
     usage: str = ""
 
+    @property
+    def returns_nothing(self) -> bool:
+        """True when the signature says `-> ()`: the builtin is called for its effect (print, remember…)."""
+        return self.signature.replace(" ", "").endswith("->()")
+
 
 class BuiltinCall:
     """Where a builtin that needs the running program is called: the runtime,
