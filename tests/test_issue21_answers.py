@@ -67,3 +67,46 @@ def test_a_call_made_for_its_effect_shows_nothing(session, code):
 def test_a_handler_named_like_an_effect_builtin_shows_its_unit(session):
     session.execute("cell Q {\n    on print(x: Int) {\n        let y = x\n    }\n}", "a")
     assert value(session.execute("Q.print(1)", "b")) == "()"
+
+
+# ---------------------------------------------------------------- declared return types: the reference's rule
+
+RETURNS = """cell type Pay { variants { Cash  Card { last4: String } } }
+cell R {
+    face {
+        signal maybe_pay(n: Int) -> Pay
+        signal request(path: String) -> Map
+        signal listed() -> Map
+    }
+    on maybe_pay(n: Int) {
+        if n > 0 { return Cash }
+        return ()
+    }
+    on request(path: String) {
+        if path == "/list" { return [1, 2] }
+        if path == "/text" { return "hello" }
+        return map("ok", true)
+    }
+    on listed() { return top([map("a", 1), map("a", 2)], 1) }
+}"""
+
+
+@pytest.mark.parametrize("call, shown", [("maybe_pay(1)", "Cash"), ("maybe_pay(0)", "()"),
+                                         ('request("/list")', "[1, 2]"), ('request("/text")', 'hello'),
+                                         ('request("/")', '{"ok": true}')])
+def test_what_the_reference_returns_unchecked_runs(session, call, shown):
+    assert session.execute(RETURNS, "a").ok
+    assert value(session.execute(call)) == shown
+
+
+def test_a_list_for_a_declared_map_is_refused_as_the_reference_refuses_it(session):
+    assert session.execute(RETURNS, "a").ok
+    result = session.execute("listed()")
+    assert not result.ok and "R.listed() returned List (expected Map, got List)" in result.error
+
+
+def test_check_accepts_the_router_returning_anything():
+    from soma_kernel.analysis.check import check_program
+    from soma_kernel.syntax.parser import parse
+    report = check_program(parse(RETURNS.replace("return [1, 2]", 'return [1, 2]\n        return 7'), "r.cell"))
+    assert [d.message for d in report.errors] == []

@@ -4,7 +4,7 @@ fields, and what a handler returns against its face.
 `value_checker(TypeRef)` returns a function that returns the value (an Int
 given where a Float is declared becomes a Float) or raises kind `type`.
 `Map` accepts records, variants and `()`; a sum-type name accepts only its
-variants; unknown type names (user records) accept anything.
+variants (a returned value: also `()`); unknown type names (user records) accept anything.
 `return_checker(TypeRef)` is the face's `-> T` rule (see "face returns" below);
 `soma check` applies the same functions to the values it can read off the source.
 """
@@ -110,17 +110,20 @@ def _sum_type(name: str, where: str):
 
 # ---------------------------------------------------------------- face returns
 #
-# A face's `-> T` is held to the reference's rule for returned values, which is
-# more lenient at the top than a parameter's: `-> Int` takes a whole Float,
-# `-> Float` takes an Int (kept as it is, not converted), `-> List` takes `()`,
-# `-> Map` takes a record, a variant or `()`. Inside `List<T>` / `Map<K, V>` each
-# element (each value of a Map whose key does not start with `_`) must fit `T`
-# / `V`: a scalar element type refuses `()`, `Float` takes an Int, `Map` takes a
-# variant, nested generics are followed. One decision of ours where the
-# reference checks nothing: a sum-type name (`-> Pay`) takes only its own
-# variants, at the top as inside, as a parameter of that type does. Unknown
-# type names (records, cells) take anything.
+# A face's `-> T` is held to the reference's rule for returned values (its
+# interpreter's check_return_type, then value_fits for generics and sum types),
+# which is more lenient at the top than a parameter's: `-> Int` takes a whole
+# Float, `-> Float` takes an Int (kept as it is, not converted), `-> List` takes
+# `()`, `-> Map` takes a record, a variant or `()` — a List is not a Map. Inside
+# `List<T>` / `Map<K, V>` each element (each value of a Map whose key does not
+# start with `_`) must fit `T` / `V`: a scalar element type refuses `()`,
+# `Float` takes an Int, `Map` takes a variant, nested generics are followed. A
+# sum-type name (`-> Pay`) takes its own variants or `()`, at the top as inside.
+# Unknown type names (records, cells) take anything. A handler named `request`
+# (the router of the reference's web ring) is exempt: a route answers with
+# whatever it returns.
 
+UNCHECKED_RETURNS = frozenset({"request"})  # the web ring's router: its routes answer anything
 SCALAR_NAMES = frozenset({"Int", "Float", "String", "Bool"})
 BUILTIN_NAMES = SCALAR_NAMES | {"List", "Map"}
 
@@ -178,12 +181,9 @@ def element_problem(ref: ast.TypeRef, value, sum_types) -> Optional[str]:
 
 def _fits_return_top(name: str, value, sum_types) -> bool:
     """The top-level rule of a returned value (see the section comment): an
-    element's rule, except that `-> Int` also takes a whole Float and a sum
-    type refuses `()`."""
+    element's rule, except that `-> Int` also takes a whole Float."""
     if name == "Int" and type(value) is float:
         return value.is_integer()
-    if value is None and name in sum_types:
-        return False
     return _fits_element(name, value, sum_types)
 
 
