@@ -110,3 +110,82 @@ def test_check_accepts_the_router_returning_anything():
     from soma_kernel.syntax.parser import parse
     report = check_program(parse(RETURNS.replace("return [1, 2]", 'return [1, 2]\n        return 7'), "r.cell"))
     assert [d.message for d in report.errors] == []
+
+
+# ---------------------------------------------------------------- [verify]: typos are errors, strays are warnings
+
+from soma_kernel.analysis.verify import verify_program  # noqa: E402
+from soma_kernel.analysis.verify.report import render_text  # noqa: E402
+from soma_kernel.project.settings import parse_project_text  # noqa: E402
+from soma_kernel.syntax.parser import parse  # noqa: E402
+
+TWO_MACHINES = """cell Gate {
+    state gate { initial: open  open -> closed  closed -> broken  closed -> open }
+}
+cell Lamp {
+    state lamp { initial: idle  idle -> done }
+}
+"""
+NO_MACHINE = "cell Plain {\n    on go() { return 1 }\n}\n"
+
+
+def verified(source: str, toml: str, strict: bool = False):
+    """The verify report of a program under a soma.toml text, and its rendered text."""
+    report = verify_program(parse(source, "p.cell"), parse_project_text(toml, "soma.toml"), "p.cell", strict=strict)
+    return report, render_text(report)
+
+
+@pytest.mark.parametrize("written", ["Gaet", "gate", "Gatee", "Gat", "GATE"])
+def test_a_near_miss_of_a_cell_in_verify_cells_is_an_error(written):
+    report, text = verified(TWO_MACHINES, f'[verify]\ncells = ["{written}"]\nnever = ["broken"]\n')
+    assert f"error: soma.toml [verify] cells names '{written}', which this file does not define — did you " \
+           "mean 'Gate'?" in text
+    assert not report.passed and text.endswith("VERIFY FAILED — soma.toml [verify] settings are wrong\n")
+
+
+@pytest.mark.parametrize("toml, reason", [
+    ('[verify]\ncells = ["Payments"]\nnever = ["paid"]\n', "soma.toml [verify] cells names no cell of this file"),
+    ('[verify]\nnever = ["elsewhere"]\n', "soma.toml [verify] property never(state == 'elsewhere') applies to "
+                                          "nothing in this file"),
+    ('[verify]\neventually = ["open", "done"]\n', "soma.toml [verify] property eventually(state in [open, done]) "
+                                                   "applies to nothing in this file"),
+])
+def test_a_verify_section_that_applies_to_nothing_warns_and_fails_strict(toml, reason):
+    loose, _ = verified(TWO_MACHINES, toml)
+    strict, text = verified(TWO_MACHINES, toml, strict=True)
+    assert loose.passed
+    assert not strict.passed and reason in text.splitlines()[-1]
+
+
+def test_properties_of_a_file_without_machines_fail_strict_only():
+    assert verified(NO_MACHINE, '[verify]\nnever = ["x"]\n')[0].passed
+    strict, text = verified(NO_MACHINE, '[verify]\nnever = ["x"]\n', strict=True)
+    assert text.endswith("VERIFY FAILED — soma.toml [verify] properties apply to nothing in this file\n")
+
+
+@pytest.mark.parametrize("toml, message", [
+    ('[verify]\ncells = ["Gate"]\nnever = ["idle"]\n',
+     "property never(state == 'idle') names state 'idle', which machine 'gate' does not have (its states: "
+     "[broken, closed, open])"),
+    ('[verify]\ncells = ["Gate"]\neventually = ["brokn"]\n',
+     "property eventually(state in [brokn]) names state 'brokn', which machine 'gate' does not have — did you "
+     "mean 'broken'?"),
+    ('[verify]\nnever = ["clsoed"]\n',
+     "property never(state == 'clsoed') names state 'clsoed', which no state machine of this file has — did "
+     "you mean 'closed'? (machine 'gate')"),
+    ('[verify.after.opne]\nnever = ["broken"]\n',
+     "names state 'opne', which no state machine of this file has — did you mean 'open'?"),
+])
+def test_a_property_naming_a_missing_state_is_a_configuration_error(toml, message):
+    report, text = verified(TWO_MACHINES, toml)
+    assert message in text
+    assert text.endswith("VERIFY FAILED — soma.toml [verify] settings are wrong\n")
+    assert "temporal property violated" not in text
+
+
+def test_without_cells_a_property_applies_to_the_machines_that_have_its_states():
+    report, text = verified(TWO_MACHINES, '[verify]\nnever = ["broken"]\neventually = ["done"]\n')
+    by_machine = {m.title: [r.property for r in m.temporal] for m in report.machines}
+    assert by_machine == {"gate": ["deadlock_free", "never(state == 'broken')"],
+                          "lamp": ["deadlock_free", "eventually(state in [done])"]}
+    assert not report.passed and text.endswith("VERIFY FAILED — 1 temporal property violated\n")

@@ -135,7 +135,7 @@ def test_bad_manifest_is_a_positioned_error(tmp_path):
     assert "Traceback" not in run.stderr
 
 
-def test_unknown_state_in_property_fails(tmp_path):
+def test_a_state_the_listed_machine_lacks_is_a_configuration_error(tmp_path):
     (tmp_path / "p.cell").write_text(
         'cell C {\n    face {\n        signal go(id: String) -> String\n    }\n'
         '    state m {\n        initial: a\n        a -> b\n    }\n'
@@ -144,20 +144,22 @@ def test_unknown_state_in_property_fails(tmp_path):
     run = subprocess.run([sys.executable, "-m", "soma_kernel", "verify", "p.cell"], cwd=tmp_path,
                          capture_output=True, text=True, encoding="utf-8")
     assert "note: soma.toml [verify] cells names 'Elsewhere', which this file does not define" in run.stdout
-    assert "✗ never(state == 'ghost') — unknown state 'ghost': machine 'm' has no such state" in run.stdout
-    assert run.stdout.endswith("VERIFY FAILED — 1 temporal property violated\n")
+    assert ("error: soma.toml [verify] property never(state == 'ghost') names state 'ghost', which machine 'm' "
+            "does not have (its states: [a, b])") in run.stdout
+    assert "never(state == 'ghost') —" not in run.stdout
+    assert run.stdout.endswith("VERIFY FAILED — soma.toml [verify] settings are wrong\n")
     assert run.returncode == 1
 
 
-def test_unknown_state_names_the_machine_as_its_heading_does(tmp_path):
+def test_a_missing_state_names_the_machine_as_its_heading_does(tmp_path):
     machine = '    state w {\n        initial: idle\n        idle -> done\n    }\n'
     (tmp_path / "p.cell").write_text(f"cell A {{\n{machine}}}\ncell B {{\n{machine}}}\n", encoding="utf-8")
-    (tmp_path / "soma.toml").write_text('[verify]\nnever = ["ghost"]\n', encoding="utf-8")
+    (tmp_path / "soma.toml").write_text('[verify]\ncells = ["A", "B"]\nnever = ["ghost"]\n', encoding="utf-8")
     run = subprocess.run([sys.executable, "-m", "soma_kernel", "verify", "p.cell"], cwd=tmp_path,
                          capture_output=True, text=True, encoding="utf-8")
     assert "  Temporal properties for 'B.w':\n" in run.stdout
-    assert "unknown state 'ghost': machine 'B.w' has no such state (states: [done, idle])" in run.stdout
-    assert "machine 'w' has" not in run.stdout
+    assert "names state 'ghost', which machine 'B.w' does not have (its states: [done, idle])" in run.stdout
+    assert "machine 'w' does" not in run.stdout
 
 
 def test_near_miss_cell_name_is_an_error(tmp_path):

@@ -86,10 +86,9 @@ FLOW = ("new", "new -> authorized", "authorized -> paid", "new -> rejected", "pa
 
 
 def test_never_gives_shortest_counter_example():
-    r = results(machine(*FLOW), '[verify]\nnever = ["paid", "ghost_free"]\n')
+    r = results(machine(*FLOW), '[verify]\nnever = ["paid"]\n')
     assert r["never(state == 'paid')"].counter_example == ["new", "authorized", "paid"]
     assert not r["never(state == 'paid')"].passed
-    assert "unknown state 'ghost_free'" in r["never(state == 'ghost_free')"].message
 
 
 def test_eventually_lasso():

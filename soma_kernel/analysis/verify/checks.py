@@ -6,9 +6,11 @@ refinement, transition sources, guard proofs and effects; then the
 `<Cell>/invariants:` groups and `<Cell>/termination:` groups of cells
 without a machine; then the temporal block.
 
-`[verify] cells` rules: a name that is not a cell of this file gets the
-foreign-cell note; a near miss of a defined cell name, or a defined cell
-without a machine, is an error (the verdict fails). Machines are titled by
+`[verify]` rules (`_applicable_properties`): a `cells` name that is not a
+cell of this file gets the foreign-cell note; a near miss of a defined cell
+name, or a defined cell without a machine, is an error (the verdict fails). A
+property is checked on the listed cells' machines (a state one lacks is an
+error), or without `cells` on every machine that has all its states. Machines are titled by
 their name, or `Cell.machine` when two cells' machines share a name.
 """
 
@@ -18,6 +20,7 @@ import json
 from typing import Optional
 
 from ...core.gcpause import paused_gc
+from ...core.spelling import near_miss
 from ...syntax import ast
 from ..context import ProgramIndex
 from ..describe import counted
@@ -28,7 +31,7 @@ from .invariants import invariant_groups, status_invariant_notes
 from .refinement import EdgeTakers, cell_bodies, isolation_lines, refinement_lines, sources_note
 from .report import MachineReport, Step, VerifyReport, CheckGroup
 from .structure import structure_lines
-from .temporal import check_machine, user_properties
+from .temporal import Property, check_machine, user_properties
 from .termination import CallGraph, termination_lines
 
 
@@ -52,10 +55,10 @@ def _verify(program: ast.Program, project: Optional[object], path: str, strict: 
     report = VerifyReport(path, strict=strict)
     settings = getattr(project, "verify", None)
     fair = not unfair and (settings is None or settings.fair)
-    applies = _cells_settings(index, settings, report, project)
     calls = CallGraph({name: info.handlers for name, info in index.cells.items()})
     titles = _machine_titles(index)
     props = user_properties(settings)
+    chosen_for = _applicable_properties(index, settings, props, titles, report, project)
     for info in index.cells.values():
         if info.model is None or not info.model.states:
             continue
@@ -74,8 +77,7 @@ def _verify(program: ast.Program, project: Optional[object], path: str, strict: 
         machine.lines += status_invariant_notes(info)
         takers = EdgeTakers(info.model, bodies, with_dynamic=True)
         _label_traces(machine, takers)
-        chosen = props if applies(info.name) else []
-        machine.temporal = check_machine(graph, chosen, machine.title, fair)
+        machine.temporal = check_machine(graph, chosen_for.get(info.name, []), fair)
         for result in machine.temporal:
             result.steps = _steps(result.counter_example, takers)
         report.machines.append(machine)
@@ -96,24 +98,84 @@ def _machine_titles(index: ProgramIndex) -> dict[str, str]:
             for info in index.cells.values() if info.model is not None}
 
 
-def _cells_settings(index: ProgramIndex, settings, report: VerifyReport, project):
-    """Notes/errors for `[verify] cells`; returns the predicate "properties apply to cell"."""
-    cells = list(getattr(settings, "cells", []) or [])
-    if not cells:
-        return lambda name: True
-    import difflib  # lazy: only `[verify] cells` needs spelling suggestions
+def _applicable_properties(index: ProgramIndex, settings, props: list[Property], titles: dict[str, str],
+                           report: VerifyReport, project) -> dict[str, list[Property]]:
+    """The user properties each machine's cell is checked against (§12.4).
 
-    defined = list(index.cells)
+    With `[verify] cells`, a property applies to the listed cells' machines, and
+    a state one of them lacks is a configuration error. Without it, a property
+    applies to every machine that has all the states it names; one that no
+    machine takes is an error when a state it names is a near miss of a
+    machine's state, else a warning (checked nowhere: `--strict` fails).
+    """
+    machines = {name: set(info.model.states) for name, info in index.cells.items()
+                if info.model is not None and info.model.states}
+    if settings is not None and settings.cells:
+        chosen = {name: [] for name in _listed_cells(index, settings, report, project)}
+        for name, taken in chosen.items():
+            for prop in props:
+                missing = [s for s in prop.named_states() if s not in machines[name]]
+                if missing:
+                    slip = near_miss(missing[0], machines[name])
+                    report.errors.append(f"error: soma.toml [verify] property {prop.title()} names state "
+                                         f"'{missing[0]}', which machine '{titles[name]}' does not have"
+                                         f"{_slip_text(slip)} (its states: [{', '.join(sorted(machines[name]))}])")
+                else:
+                    taken.append(prop)
+        return chosen
+    chosen = {name: [] for name in machines}
+    for prop in props:
+        takers = [name for name, states in machines.items() if all(s in states for s in prop.named_states())]
+        for name in takers:
+            chosen[name].append(prop)
+        if not takers and machines:
+            _report_unplaced(prop, machines, titles, report)
+    if props and not machines:
+        report.strict_reasons.append("soma.toml [verify] properties apply to nothing in this file")
+    return chosen
+
+
+def _report_unplaced(prop: Property, machines: dict[str, set], titles: dict[str, str],
+                     report: VerifyReport) -> None:
+    """A property no machine of the file takes: an error if it names a slip of a
+    machine's state, else a warning that fails `--strict`."""
+    absent = [s for s in prop.named_states() if not any(s in states for states in machines.values())]
+    for state in absent or prop.named_states():
+        for name, states in machines.items():
+            slip = near_miss(state, states)
+            if slip is not None:
+                report.errors.append(f"error: soma.toml [verify] property {prop.title()} names state '{state}', "
+                                     f"which no state machine of this file has{_slip_text(slip)} "
+                                     f"(machine '{titles[name]}')")
+                return
+    report.notes.append(f"warning: soma.toml [verify] property {prop.title()} applies to no state machine of this "
+                        "file (none has every state it names) — it is checked nowhere here")
+    report.strict_reasons.append(f"soma.toml [verify] property {prop.title()} applies to nothing in this file")
+
+
+def _slip_text(slip: Optional[str]) -> str:
+    """` — did you mean 'x'?` for a near miss, else nothing."""
+    return f" — did you mean '{slip}'?" if slip else ""
+
+
+def _listed_cells(index: ProgramIndex, settings, report: VerifyReport, project) -> list[str]:
+    """Notes and errors for `[verify] cells`; returns the listed cells of this file that have a machine.
+
+    A name this file does not define is a foreign cell (a note), unless it is a
+    near miss of a cell it defines (an error); a defined cell without a machine
+    is an error. An all-foreign list fails `--strict` unless the manifest's
+    `entry` is another file."""
+    cells = list(settings.cells)
     for name in cells:
         if name in index.cells:
             if index.cells[name].model is None:
                 report.errors.append(f"error: soma.toml [verify] cells names '{name}', which declares no state "
                                      "machine — temporal properties need one")
             continue
-        close = difflib.get_close_matches(name, defined, n=1, cutoff=0.8)
-        if close:
+        slip = near_miss(name, index.cells)
+        if slip:
             report.errors.append(f"error: soma.toml [verify] cells names '{name}', which this file does not define "
-                                 f"— did you mean '{close[0]}'?")
+                                 f"— did you mean '{slip}'?")
         else:
             report.notes.append(f"note: soma.toml [verify] cells names '{name}', which this file does not define "
                                 "— its properties are not checked here")
@@ -121,7 +183,8 @@ def _cells_settings(index: ProgramIndex, settings, report: VerifyReport, project
         entry = getattr(project, "entry", None)
         if not entry or entry == report.path or entry.endswith("/" + report.path.split("/")[-1]):
             report.strict_reasons.append("soma.toml [verify] cells names no cell of this file")
-    return lambda name: name in cells
+    return [name for name in cells if name in index.cells and index.cells[name].model is not None
+            and index.cells[name].model.states]
 
 
 def _properties_line(props, settings, index: ProgramIndex) -> Optional[str]:

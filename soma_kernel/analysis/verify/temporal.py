@@ -116,17 +116,10 @@ def deadlock_free(graph: Graph, seen: list[bool]) -> TemporalResult:
                           graph.names(path or []))
 
 
-def check_property(graph: Graph, prop: Property, seen: list[bool], title: str = "",
-                   fair: bool = True) -> TemporalResult:
-    """Check one property on one machine (`seen` = states reachable from initial;
-    `title` names the machine as the report does, e.g. `Cell.machine`; `fair`
-    false reads liveness without the fairness assumption)."""
-    unknown = [s for s in prop.named_states() if s not in graph.index]
-    if unknown:
-        names = ", ".join(f"'{s}'" for s in unknown)
-        return TemporalResult(prop.title(), False,
-                              f"unknown state {names}: machine '{title or graph.model.name}' has no such state "
-                              f"(states: [{', '.join(sorted(graph.states))}])")
+def check_property(graph: Graph, prop: Property, seen: list[bool], fair: bool = True) -> TemporalResult:
+    """Check one property on one machine that has every state it names (`seen` =
+    states reachable from initial; `fair` false reads liveness without the
+    fairness assumption)."""
     if prop.kind in LIVENESS:
         return LIVENESS[prop.kind](graph, prop, seen, fair)
     return _CHECKERS[prop.kind](graph, prop, seen)
@@ -265,9 +258,9 @@ _CHECKERS = {
 }
 
 
-def check_machine(graph: Graph, props: list[Property], title: str = "", fair: bool = True) -> list[TemporalResult]:
-    """deadlock_free, then every user property, on one machine (titled as the report titles it)."""
+def check_machine(graph: Graph, props: list[Property], fair: bool = True) -> list[TemporalResult]:
+    """deadlock_free, then every user property (each naming only states of this machine)."""
     seen = graph.reachable_from_initial()
     results = [deadlock_free(graph, seen)]
-    results.extend(check_property(graph, prop, seen, title, fair) for prop in props)
+    results.extend(check_property(graph, prop, seen, fair) for prop in props)
     return results
