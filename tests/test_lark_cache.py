@@ -1,18 +1,22 @@
-"""The lark parser cache (`syntax/larkcache.py`): written when absent, ignored
-when damaged or foreign, harmless when it cannot be written, and a parser
-loaded from it behaves exactly like the one lark builds."""
+"""The lark parser cache (`syntax/larkcache.py`): written when absent, refused,
+reported and replaced when damaged or foreign, unable to run code when planted,
+harmless when it cannot be written, and a parser loaded from it behaves exactly
+like the one lark builds."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import io
 import os
 import pickle
 import re
 import subprocess
 import sys
+import tempfile
 import time
+from array import array
 from pathlib import Path
-
-import functools
 
 import pytest
 from lark import Lark, Token
@@ -42,7 +46,7 @@ def cached(directory):
 def small_tree_by_lark():
     """The tree lark's own parser gives for SMALL."""
     grammar, options = grammar_and_options()
-    return shape(Lark(grammar, **options, cache=True).parse(SMALL, start="start"))
+    return shape(Lark(grammar, **options).parse(SMALL, start="start"))
 
 
 def parses_small(lark_parser) -> bool:
@@ -70,7 +74,7 @@ def test_an_absent_cache_is_built_and_written_then_loaded(tmp_path, monkeypatch)
     path = only_file(directory)
     key = larkcache.build_key(*grammar_and_options())
     assert path.name == f"lark-{key[:32]}.pickle"
-    assert path.read_bytes().startswith(f"soma-lark {key}\n".encode())
+    assert path.read_bytes().startswith(f"soma-lark {key} ".encode())
     monkeypatch.setattr(larkcache, "_build", lambda grammar, options: pytest.fail("not loaded"))
     assert parses_small(cached(directory))
 
@@ -98,46 +102,156 @@ def good_file(tmp_path_factory) -> bytes:
     return only_file(directory).read_bytes()
 
 
-@pytest.mark.parametrize("damage", ["garbage after the header", "no header", "truncated",
-                                    "trailing bytes", "empty", "not a parser"])
-def test_a_damaged_cache_file_is_ignored_and_rewritten(tmp_path, damage, good_file, monkeypatch):
-    header = good_file[:good_file.index(b"\n") + 1]
-    path = tmp_path / f"lark-{larkcache.build_key(*grammar_and_options())[:32]}.pickle"
-    path.write_bytes({
-        "garbage after the header": header + os.urandom(5000),
-        "no header": good_file[len(header):],
-        "truncated": good_file[:len(good_file) // 2],
-        "trailing bytes": good_file + b"\x00",
-        "empty": b"",
-        "not a parser": header + pickle.dumps({"parser": "lalr"}),
-    }[damage])
-    assert parses_small(cached(tmp_path))
-    assert path.read_bytes() == good_file
+def cache_path(directory: Path) -> Path:
+    """Where the cache file of the Soma grammar goes in directory."""
+    return directory / f"lark-{larkcache.build_key(*grammar_and_options())[:32]}.pickle"
+
+
+def signed(payload: bytes) -> bytes:
+    """payload behind the header a cache file of this build has (the format is public: anyone can write it)."""
+    key = larkcache.build_key(*grammar_and_options())
+    return f"soma-lark {key} {hashlib.sha256(payload).hexdigest()}\n".encode() + payload
+
+
+def assert_replaced_and_reported(directory: Path, capsys, monkeypatch):
+    """The bad file in directory was refused: the parser parses, the file now holds a good
+    cache (loaded next time without building), and stderr said which file was replaced."""
+    path = cache_path(directory)
+    bad = path.read_bytes() if not path.is_symlink() else None
+    assert parses_small(cached(directory))
+    assert not path.is_symlink() and path.read_bytes() != bad
+    assert f"soma-kernel: replaced the parser cache {path}: " in capsys.readouterr().err
     monkeypatch.setattr(larkcache, "_build", lambda grammar, options: pytest.fail("not rewritten"))
-    assert parses_small(cached(tmp_path))
+    assert parses_small(cached(directory))
+    assert capsys.readouterr().err == ""
 
 
-def test_a_file_for_another_grammar_is_never_read(tmp_path):
-    other = larkcache.cached_lark('start: "a"\n', {"parser": "lalr"}, tmp_path / "other")
+@pytest.mark.parametrize("damage", ["garbage after the header", "no header", "truncated", "a flipped byte",
+                                    "a flipped digest", "trailing bytes", "header only", "empty",
+                                    "not a parser", "a parser of another grammar"])
+def test_a_damaged_cache_file_is_refused_reported_and_replaced(tmp_path, damage, good_file, capsys, monkeypatch):
+    header = good_file[:good_file.index(b"\n") + 1]
+    payload = good_file[len(header):]
+    middle = len(good_file) // 2
+    other = larkcache.cached_lark('start: "a"\n', {"parser": "lalr"}, str(tmp_path / "other"))
     assert other.parse("a").data == "start"
-    key = larkcache.build_key(*grammar_and_options())
-    ours = tmp_path / f"lark-{key[:32]}.pickle"
-    only_file(tmp_path / "other").rename(ours)
+    cache_path(tmp_path).write_bytes({
+        "garbage after the header": header + os.urandom(5000),
+        "no header": payload,
+        "truncated": good_file[:middle],
+        # a byte inside a stored string: the pickle still loads, into another parser
+        "a flipped byte": good_file[:middle] + bytes([good_file[middle] ^ 1]) + good_file[middle + 1:],
+        "a flipped digest": header[:-2] + (b"0" if header[-2:-1] != b"0" else b"1") + b"\n" + payload,
+        "trailing bytes": good_file + b"\x00",
+        "header only": header,
+        "empty": b"",
+        "not a parser": signed(pickle.dumps({"parser": "lalr"})),
+        "a parser of another grammar": signed(only_file(tmp_path / "other").read_bytes().split(b"\n", 1)[1]),
+    }[damage])
+    assert_replaced_and_reported(tmp_path, capsys, monkeypatch)
+
+
+def test_an_absent_file_is_written_without_a_report(tmp_path, capsys):
     assert parses_small(cached(tmp_path))
-    assert ours.read_bytes().startswith(f"soma-lark {key}\n".encode())
+    assert cache_path(tmp_path).exists() and capsys.readouterr().err == ""
 
 
-def test_a_file_naming_a_foreign_function_runs_nothing(tmp_path):
+# ---------------------------------------------------------------- planted files run nothing
+
+
+def short_text(text: str) -> bytes:
+    """pickle's SHORT_BINUNICODE of text."""
+    data = text.encode()
+    return b"\x8c" + bytes([len(data)]) + data + b"\x94"
+
+
+def call_of_global(module: str, name: str, *args: str) -> bytes:
+    """A protocol-4 pickle that calls the global module.name with string args
+    (STACK_GLOBAL, which resolves a dotted name through attributes)."""
+    return (b"\x80\x04" + short_text(module) + short_text(name) + b"\x93" + b"("
+            + b"".join(short_text(arg) for arg in args) + b"tR.")
+
+
+class CallOf:
+    """Pickles as a call of function with args (pickle names the function by its own module)."""
+
+    def __init__(self, function, *args):
+        self.function, self.args = function, args
+
+    def __reduce__(self):
+        return self.function, self.args
+
+
+def planted_payloads(marker: Path) -> dict:
+    """Pickles that, unpickled without an exact allow-list, create marker: through dotted names under
+    lark, names outside lark, a nested pickle, and lark's own classes called with arguments."""
+    touch = f"touch {marker}"
+    grammar = 'start: "a"\n'
+    return {
+        "lark.lark os.system": call_of_global("lark.lark", "os.system", touch),
+        "lark lark.os.system": call_of_global("lark", "lark.os.system", touch),
+        "lark.utils os.mkdir": call_of_global("lark.utils", "os.mkdir", str(marker)),
+        "soma_kernel.syntax.parser os.system": call_of_global("soma_kernel.syntax.parser", "os.system", touch),
+        "lark.lark pickle.loads": (b"\x80\x04" + short_text("lark.lark") + short_text("pickle.loads") + b"\x93("
+                                   + b"C" + bytes([len(pickle.dumps(CallOf(os.mkdir, str(marker))))])
+                                   + pickle.dumps(CallOf(os.mkdir, str(marker))) + b"tR."),
+        "os.system": pickle.dumps(CallOf(os.system, touch)),
+        "builtins.exec": pickle.dumps(CallOf(exec, f"open({str(marker)!r}, 'w')")),
+        "lark.lark.Lark with a cache path": pickle.dumps(
+            CallOf(functools.partial(Lark, parser="lalr", cache=str(marker)), grammar)),
+        "lark.lark.Lark called directly": call_of_global("lark.lark", "Lark", grammar),
+        "Lark.open": call_of_global("lark.lark", "Lark.open", str(marker)),
+        "a class method by its qualified name": call_of_global("lark.lexer", "Token.new_borrow_pos", "A", "b", "c"),
+    }
+
+
+@pytest.mark.parametrize("attack", sorted(planted_payloads(Path("m"))))
+def test_a_planted_cache_file_runs_nothing_and_is_replaced(tmp_path, attack, good_file, capsys, monkeypatch):
     marker = tmp_path / "ran"
+    cache_path(tmp_path).write_bytes(signed(planted_payloads(marker)[attack]))
+    assert_replaced_and_reported(tmp_path, capsys, monkeypatch)
+    assert not marker.exists()
 
-    class Payload:
-        def __reduce__(self):
-            return os.mkdir, (str(marker),)
 
-    key = larkcache.build_key(*grammar_and_options())
-    path = tmp_path / f"lark-{key[:32]}.pickle"
-    path.write_bytes(f"soma-lark {key}\n".encode() + pickle.dumps(Payload()))
-    assert parses_small(cached(tmp_path))
+def test_the_unpickler_resolves_exact_names_only():
+    allowed = larkcache._allowed_globals()
+    assert all("." not in name for _, name in allowed)
+    unpickler = larkcache._Unpickler(io.BytesIO(b""), parser._lark_options())
+    for module, name in [("lark.lark", "os"), ("lark", "Lark"), ("lark.tree", "Tree.__init__"),
+                         ("lark.lexer", "re"), ("functools", "reduce"), ("copyreg", "_reconstructor")]:
+        with pytest.raises(pickle.UnpicklingError):
+            unpickler.find_class(module, name)
+    stand_in = unpickler.find_class("lark.lark", "Lark")
+    assert type(stand_in()) is Lark and stand_in is not Lark
+    with pytest.raises(pickle.UnpicklingError):
+        stand_in("start: 'a'")
+
+
+def test_a_cache_file_that_never_ends_is_read_only_up_to_the_limit(tmp_path):
+    # /dev/zero behind the cache file's name, in a process limited to 1 GB: reading it whole would fail
+    script = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)); "
+              "from soma_kernel.syntax import parser, larkcache; "
+              "p = larkcache.cached_lark(parser._grammar_text(), parser._lark_options(), sys.argv[1]); "
+              "print(p.parse('cell C { }', start='start').data)")
+    os.symlink("/dev/zero", cache_path(tmp_path))
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    assert (done.returncode, done.stdout) == (0, "start\n"), done.stderr[-2000:]
+    assert f"longer than {larkcache.MAX_FILE_BYTES} bytes" in done.stderr
+    assert not cache_path(tmp_path).is_symlink()
+
+
+def test_a_planted_lark_cache_in_the_temporary_folder_is_never_read(tmp_path, monkeypatch):
+    # lark's own cache=True unpickles /tmp/.lark_cache_<user>_<digest>_<python>.tmp with no allow-list
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    grammar, options = grammar_and_options()
+    Lark(grammar, **options, cache=True)
+    (lark_file,) = tmp_path.glob(".lark_cache_*")
+    marker = tmp_path / "ran"
+    digest = lark_file.read_bytes().split(b"\n", 1)[0]
+    lark_file.write_bytes(digest + b"\n" + pickle.dumps(CallOf(os.mkdir, str(marker))))
+    assert parses_small(cached(tmp_path / "cache"))
+    assert parses_small(larkcache.cached_lark(grammar, options, None))
     assert not marker.exists()
 
 
@@ -201,16 +315,22 @@ def test_the_default_folder_is_the_users_cache(monkeypatch, tmp_path):
 @pytest.fixture(scope="module")
 def both_parsers(tmp_path_factory):
     """(loaded, built): a parser loaded from a cache file that another process
-    wrote under another string-hash seed, and the parser lark builds."""
+    wrote under another string-hash seed, and the very parser it wrote, as lark
+    loads it from its own cache file of it (an LALR table's state numbers
+    depend on the build, so both must come from one build)."""
     directory = tmp_path_factory.mktemp("lark-cache")
-    script = ("import sys; from pathlib import Path; from soma_kernel.syntax import parser, larkcache; "
-              "larkcache.cached_lark(parser._grammar_text(), parser._lark_options(), Path(sys.argv[1])); "
+    lark_file = directory / "lark-own-cache.tmp"
+    script = ("import sys; from lark import Lark; from soma_kernel.syntax import parser, larkcache; "
+              "g, o = parser._grammar_text(), parser._lark_options(); built = Lark(g, **o, cache=sys.argv[2]); "
+              "key = larkcache.build_key(g, o); "
+              "assert larkcache._write(built, sys.argv[1] + f'/lark-{key[:32]}.pickle', key, o); "
               "print(hash('soma'))")
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONHASHSEED": "1234"}
-    done = subprocess.run([sys.executable, "-c", script, str(directory)], env=env,
+    done = subprocess.run([sys.executable, "-c", script, str(directory), str(lark_file)], env=env,
                           capture_output=True, text=True, check=True)
     assert int(done.stdout) != hash("soma"), "the writer must hash strings differently"
-    built = larkcache._build(*grammar_and_options())
+    grammar, options = grammar_and_options()
+    built = Lark(grammar, **options, cache=str(lark_file))
     original = larkcache._build
     larkcache._build = lambda grammar, options: pytest.fail("not loaded from the file")
     try:
@@ -319,7 +439,7 @@ def test_both_parsers_have_the_same_terminals_and_tables(both_parsers):
     loaded, built = both_parsers
 
     def terminals(lark_parser):
-        return [(t.name, t.pattern.type, t.pattern.value, t.pattern.flags, t.priority)
+        return [(t.name, t.pattern.type, t.pattern.value, sorted(t.pattern.flags), t.priority)  # a set, or a list from lark's cache
                 for t in lark_parser.terminals]
 
     def table(lark_parser):
@@ -359,10 +479,32 @@ def test_a_stored_program_builds_the_pattern_re_compiles(pattern, flags):
     assert rebuilt == re.compile(pattern, flags) and rebuilt.groupindex == re.compile(pattern, flags).groupindex
 
 
+def broken_entries(entry: tuple) -> list:
+    """entry with each field made wrong: opcodes re's validator refuses, group tables that do
+    not fit the program, fields of the wrong type, a short entry."""
+    pattern, flags, result_flags, code, groups, groupindex, indexgroup = entry
+    words = larkregex._WORD
+    return [
+        (pattern, flags, result_flags, b"not a program", groups, groupindex, indexgroup),
+        (pattern, flags, result_flags, array(words, [999999, 1, 2]).tobytes(), groups, groupindex, indexgroup),
+        (pattern, flags, result_flags, code[: len(code) // 2], groups, groupindex, indexgroup),
+        (pattern, flags, result_flags, code, groups + 5, groupindex, indexgroup),
+        (pattern, flags, result_flags, code, groups, (("A", 40),), indexgroup),
+        (pattern, flags, result_flags, code, groups, groupindex, indexgroup[:1]),
+        (pattern, flags, result_flags, code, groups, groupindex, (1,) * len(indexgroup)),
+        (pattern, flags, "0", code, groups, groupindex, indexgroup),
+        (pattern, flags, result_flags, list(code), groups, groupindex, indexgroup),
+        (pattern, flags, code),
+    ]
+
+
 def test_a_pattern_without_a_working_program_is_compiled_by_re():
     entry = larkregex._entry("(?P<A>a)|(?P<B>b)", 0)
-    broken = (entry[0], entry[1], b"not a program")
-    stand_in = larkregex.PrecompiledRe([broken])
-    assert stand_in.compile("(?P<A>a)|(?P<B>b)") == re.compile("(?P<A>a)|(?P<B>b)")
+    for broken in broken_entries(entry):
+        stand_in = larkregex.PrecompiledRe([broken])
+        rebuilt = stand_in.compile("(?P<A>a)|(?P<B>b)")
+        assert rebuilt == re.compile("(?P<A>a)|(?P<B>b)"), broken
+        assert rebuilt.match("b").lastgroup == "B"
+    stand_in = larkregex.PrecompiledRe([entry])
     assert stand_in.compile("c+") == re.compile("c+") and stand_in.match("c+", "cc").group() == "cc"
     assert stand_in.error is re.error and stand_in.IGNORECASE == re.IGNORECASE

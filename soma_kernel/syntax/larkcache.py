@@ -14,15 +14,32 @@ API, so the slow path stays the normal, always-correct one:
 - the file's name and first line carry a digest of everything the build
   depends on (this file's format, lark and Python versions, grammar text,
   options); a file for anything else is never read;
-- a file that is absent, stale, truncated or corrupt, or a folder that cannot
-  be written, falls back silently to `Lark(..., cache=True)`, which then
-  rewrites the file where it can.
+- a file that is absent, or a folder that cannot be written, falls back to
+  lark building the parser, and the file is written where it can be.
+
+A cache file is data from elsewhere: anyone who could write into the folder
+(a program's `write_file`, a copied home directory) may have planted it, and
+the header format is public. So reading it can never run code or crash:
+- the read is bounded (`MAX_FILE_BYTES`) and the header carries a digest of the
+  rest, so a truncated, damaged or overlong file is refused before unpickling;
+- the unpickler resolves exactly the (module, name) pairs in `_allowed_globals`
+  (no dotted paths, no other module), and the lark classes whose constructors
+  do more than store their arguments (`Lark` can read and write files) are
+  given as stand-ins that only make an empty instance, so a file cannot call
+  them with arguments of its choosing;
+- the lexers' stored regular-expression programs are plain data, checked
+  (syntax.larkregex);
+- a file that is refused is replaced by a good one, and stderr says so once.
+lark's own `cache=True` is not used: it unpickles, without any allow-list, a
+file in the shared temporary folder whose name anyone can predict.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
+import importlib
 import io
 import os
 import pickle
@@ -45,7 +62,10 @@ from ..core.gcpause import paused_gc
 from .larkregex import PrecompiledRe, RecordingRe, lexers_of, record_patterns
 
 # Bump when what is pickled, or how, changes: older files then no longer match.
-_FORMAT = "3"
+_FORMAT = "4"
+
+# A whole cache file is ~0.7 MB; a file longer than this is not one (and is not read further).
+MAX_FILE_BYTES = 16 * 1024 * 1024
 
 # lark releases (major.minor) whose objects were checked to pickle into an
 # equal parser: the tests compare both paths on every test program.
@@ -60,11 +80,15 @@ def cached_lark(grammar: str, options: dict, directory: Optional[str]) -> Lark:
         return _build(grammar, options)
     key = build_key(grammar, options)
     path = os.path.join(directory, f"lark-{key[:32]}.pickle")
-    loaded = _read(path, key, options)
-    if loaded is not None:
-        return loaded
+    try:
+        return _read(path, key, grammar, options)
+    except _Absent:
+        refused = None
+    except _Refused as problem:
+        refused = problem
     built = _build(grammar, options)
-    _write(built, path, key, options)
+    if _write(built, path, key, options) and refused is not None:
+        sys.stderr.write(f"soma-kernel: replaced the parser cache {path}: {refused}\n")
     return built
 
 
@@ -105,60 +129,86 @@ def _checked_release(version: str) -> bool:
 
 
 def _build(grammar: str, options: dict) -> Lark:
-    """The slow, always-correct path: lark builds the parser (from its own cache when warm)."""
-    return Lark(grammar, **options, cache=True)
+    """The slow, always-correct path: lark builds the parser (~0.3 s; never from
+    lark's own cache, see the module's docstring)."""
+    return Lark(grammar, **options)
 
 
-def _header(key: str) -> bytes:
-    """The first line of a cache file, naming the build it holds."""
-    return f"soma-lark {key}\n".encode("ascii")
+class _Absent(Exception):
+    """There is no cache file to read."""
 
 
-def _read(path: str, key: str, options: dict) -> Optional[Lark]:
-    """The parser stored in path for this key, or None when the file is
-    absent or not a whole, matching cache file."""
+class _Refused(Exception):
+    """The cache file is not a whole cache file of this build; the message says how."""
+
+
+def _header_prefix(key: str) -> bytes:
+    """The start of a cache file's first line: the build it holds."""
+    return f"soma-lark {key} ".encode("ascii")
+
+
+def _read(path: str, key: str, grammar: str, options: dict) -> Lark:
+    """The parser of grammar stored in path for this key; _Absent when there is no file,
+    _Refused when it is not a whole, matching cache file."""
     try:
         with open(path, "rb") as file:
-            data = file.read()
-    except OSError:
-        return None
-    header = _header(key)
-    if not data.startswith(header):
-        return None
-    stream = io.BytesIO(data)
-    stream.seek(len(header))
+            data = file.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise _Absent() from None
+    except OSError as problem:
+        raise _Refused(f"cannot be read ({problem.strerror})") from None
+    payload = _checked_payload(data, key)
+    stream = io.BytesIO(payload)
     try:
         with paused_gc():  # ~40 000 new objects, no garbage: a collection would only walk them
             loaded = _Unpickler(stream, options).load()
-    except Exception:  # a damaged pickle fails in many ways; each means "build it again"
-        return None
-    return loaded if isinstance(loaded, Lark) and stream.read(1) == b"" else None
+    except Exception as problem:  # a foreign pickle fails in many ways; each means "build it again"
+        raise _Refused(f"not a parser of this build ({type(problem).__name__}: {str(problem)[:120]})") from None
+    if not (isinstance(loaded, Lark) and stream.read(1) == b"" and getattr(loaded, "source_grammar", None) == grammar
+            and getattr(loaded.options, "start", None) == options.get("start")):
+        raise _Refused("not a parser of this build")
+    return loaded
 
 
-def _write(parser: Lark, path: str, key: str, options: dict) -> None:
+def _checked_payload(data: bytes, key: str) -> memoryview:
+    """The pickle after the header of a cache file, once its size, build key and digest check out."""
+    if len(data) > MAX_FILE_BYTES:
+        raise _Refused(f"longer than {MAX_FILE_BYTES} bytes")
+    prefix = _header_prefix(key)
+    end = data.find(b"\n", 0, len(prefix) + 65)
+    if not data.startswith(prefix) or end != len(prefix) + 64:
+        raise _Refused("not a cache file of this build")
+    payload = memoryview(data)[end + 1:]
+    if hashlib.sha256(payload).hexdigest().encode("ascii") != data[len(prefix):end]:
+        raise _Refused("damaged (its digest does not match)")
+    return payload
+
+
+def _write(parser: Lark, path: str, key: str, options: dict) -> bool:
     """Store parser in path for the next process, with its lexers' compiled
     patterns (syntax.larkregex): written whole to a temporary file, then
-    renamed, so a reader never sees half a file. Any failure leaves no file
-    and is silent: the cache is only a speed-up."""
+    renamed, so a reader never sees half a file. Whether it was written: any
+    failure leaves no file and is silent, the cache is only a speed-up."""
     try:  # the folder first: where it cannot be written, pickling would be wasted time
         folder = os.path.dirname(path)
         os.makedirs(folder, mode=0o700, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=folder, prefix=".lark-", suffix=".tmp")
     except OSError:
-        return
+        return False
     try:
-        patterns = _lexer_patterns(parser, options)
+        payload = _pickled(parser, _lexer_patterns(parser, options))
         with os.fdopen(handle, "wb") as file:
-            file.write(_header(key))
-            _Pickler(file, patterns).dump(parser)
+            file.write(_header_prefix(key) + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n")
+            file.write(payload)
         os.replace(temporary, path)
     except Exception:  # a full disk, or an object a newer lark holds that does not pickle
         try:
             os.unlink(temporary)
         except OSError:
             pass
-        return
+        return False
     _prune(path)
+    return True
 
 
 # A cache file is written once per grammar and lark release; one untouched this long is
@@ -241,24 +291,77 @@ class _Pickler(pickle.Pickler):
 
 _STAND_IN = (PrecompiledRe.__module__, PrecompiledRe.__name__)  # what lark's lexers compile with, by global name
 
+# The globals a cache file may name, exactly (module, name): what a built lark LALR parser with a contextual
+# lexer is made of. These constructors only store their arguments; `functools.partial` checks that what it
+# wraps is callable, and every callable a file can reach is one of these.
+_PLAIN = {
+    "functools": ("partial",),
+    "lark.common": ("LexerConf", "ParserConf"),
+    "lark.grammar": ("NonTerminal", "Rule", "RuleOptions", "Terminal"),
+    "lark.lexer": ("PatternRE", "PatternStr", "TerminalDef", "Token"),
+    "lark.load_grammar": ("Grammar",),
+    "lark.parse_tree_builder": ("ChildFilterLALR", "ChildFilterLALR_NoPlaceholders", "ExpandSingleChild",
+                                "PropagatePositions"),
+    "lark.parser_frontends": ("PostLexConnector",),
+    "lark.parsers.lalr_analysis": ("IntParseTable", "Shift", "Reduce"),  # Shift and Reduce: the two actions
+    "lark.parsers.lalr_parser": ("_Parser",),
+    "lark.tree": ("Meta", "Tree"),
+    PrecompiledRe.__module__: (PrecompiledRe.__name__,),
+}
+# Classes whose constructors build (read grammar files, write lark's cache, analyse a grammar, compile
+# patterns): a file gets a stand-in that only makes an empty instance, as pickle itself does for them.
+_EMPTY_ONLY = {
+    "lark.lark": ("Lark", "LarkOptions"),
+    "lark.lexer": ("BasicLexer", "ContextualLexer"),
+    "lark.parse_tree_builder": ("ParseTreeBuilder",),
+    "lark.parser_frontends": ("ParsingFrontend",),
+    "lark.parsers.lalr_parser": ("LALR_Parser",),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _allowed_globals() -> dict:
+    """(module, name) -> the object a cache file gets for that global."""
+    allowed = {}
+    for table, given in ((_PLAIN, lambda found: found), (_EMPTY_ONLY, _empty_instance_maker)):
+        for module, names in table.items():
+            loaded = importlib.import_module(module)
+            allowed.update({(module, name): given(getattr(loaded, name)) for name in names})
+    return allowed
+
+
+def _empty_instance_maker(kind: type) -> type:
+    """A stand-in for kind: pickle's NEWOBJ (or a call) without arguments gives an empty
+    instance of kind, its `__init__` never run; with arguments it refuses."""
+
+    def new(stand_in, *args, **kwargs):
+        if args or kwargs:
+            raise pickle.UnpicklingError(f"{kind.__name__} is not built with arguments in a cache file")
+        return object.__new__(kind)
+
+    return type(f"Empty{kind.__name__}", (), {"__new__": new, "__slots__": ()})
+
 
 class _Unpickler(pickle.Unpickler):
-    """Loads a cache file, resolving only the names a lark parser is made of
-    (lark's classes, `functools.partial`, the `re` module and the post-lexer),
-    so that a damaged or foreign file cannot run other code."""
+    """Loads a cache file, resolving only the exact globals a lark parser is made of
+    (`_allowed_globals`, and the post-lexer's class), so that a damaged or foreign
+    file cannot run other code."""
 
     def __init__(self, stream, options: dict, regex_module: Optional[PrecompiledRe] = None):
         super().__init__(stream)
         self.regex_module = regex_module  # instead of the stored one (see _lexer_patterns)
-        self.allowed = {("functools", "partial"), _STAND_IN}
+        self.postlex = None
         if options.get("postlex") is not None:
             postlex = type(options["postlex"])
-            self.allowed.add((postlex.__module__, postlex.__qualname__))
+            self.postlex = ((postlex.__module__, postlex.__qualname__), postlex)
 
     def find_class(self, module: str, name: str):
-        """A global the file names, when a lark parser may hold it."""
+        """The object for a global the file names, when a lark parser may hold it."""
         if (module, name) == _STAND_IN and self.regex_module is not None:
             return lambda patterns: self.regex_module
-        if module.startswith("lark.") or (module, name) in self.allowed:
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"{module}.{name} is not part of a lark parser")
+        if self.postlex is not None and (module, name) == self.postlex[0]:
+            return self.postlex[1]
+        found = _allowed_globals().get((module, name))
+        if found is None:
+            raise pickle.UnpicklingError(f"{module}.{name} is not part of a lark parser")
+        return found

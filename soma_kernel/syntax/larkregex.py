@@ -15,12 +15,17 @@ The program format belongs to the Python version that wrote it (the cache
 key includes it), and each stored program is checked when it is written: it
 is kept only if the pattern it builds equals what `re.compile` returns
 (`re.Pattern` equality compares the compiled code).
+
+A cache file may come from elsewhere, so a stored program is plain data
+(numbers, strings, the opcodes as bytes; no `marshal`), its fields are
+type- and range-checked before use, and `_sre.compile` validates the opcodes
+themselves ("invalid SRE code"): a bad entry is compiled by `re` instead.
 """
 
 from __future__ import annotations
 
-import marshal
 import re
+from array import array
 from typing import Iterable, Optional
 
 try:  # re's own compiler (Python 3.11+); without it nothing is stored and lexers call re
@@ -29,7 +34,10 @@ try:  # re's own compiler (Python 3.11+); without it nothing is stored and lexer
 except ImportError:  # pragma: no cover - another Python implementation
     _sre = _compiler = _parser = None
 
-Entry = tuple  # (pattern, flags asked, marshalled (flags of the result, code, groups, groupindex, indexgroup))
+# (pattern, flags asked, flags of the result, opcodes as 32-bit words, groups, groupindex as (name, index) pairs,
+#  indexgroup): the arguments of `_sre.compile`, as plain data
+Entry = tuple
+_WORD = "I" if array("I").itemsize == 4 else "L"  # SRE_CODE is 32 bits wide
 
 
 class PrecompiledRe:
@@ -115,9 +123,8 @@ def _entry(pattern, flags: int) -> Optional[Entry]:
         indexgroup = [None] * parsed.state.groups
         for name, index in groupindex.items():
             indexgroup[index] = name
-        program = (int(flags | parsed.state.flags), list(map(int, code)), parsed.state.groups - 1, groupindex,
-                   tuple(indexgroup))  # flags and opcodes: int subclasses marshal refuses
-        entry = (pattern, flags, marshal.dumps(program))
+        entry = (pattern, flags, int(flags | parsed.state.flags), array(_WORD, map(int, code)).tobytes(),
+                 parsed.state.groups - 1, tuple(groupindex.items()), tuple(indexgroup))
         return entry if _from_entry(entry) == re.compile(pattern, flags) else None
     except Exception:  # re's internals differ from what this module expects: leave it to re
         return None
@@ -125,6 +132,15 @@ def _entry(pattern, flags: int) -> Optional[Entry]:
 
 def _from_entry(entry: Entry) -> re.Pattern:
     """The pattern a stored program builds (as re._compiler.compile would)."""
-    pattern, _, program = entry
-    flags, code, groups, groupindex, indexgroup = marshal.loads(program)
-    return _sre.compile(pattern, flags, code, groups, groupindex, indexgroup)
+    pattern, _, flags, code, groups, groupindex, indexgroup = entry
+    if not (isinstance(flags, int) and isinstance(code, bytes) and isinstance(groups, int)
+            and groups >= 0 and isinstance(indexgroup, tuple) and len(indexgroup) == groups + 1
+            and all(name is None or isinstance(name, str) for name in indexgroup)):
+        raise ValueError("not a stored program")
+    names = dict(groupindex)
+    if any(not isinstance(name, str) or type(index) is not int or not 0 < index <= groups
+           for name, index in names.items()):
+        raise ValueError("not a stored program")
+    opcodes = array(_WORD)
+    opcodes.frombytes(code)
+    return _sre.compile(pattern, flags, opcodes.tolist(), groups, names, indexgroup)
