@@ -6,6 +6,7 @@ lambda, slot methods on locals, whole-slot assignment and a `let` hiding a slot.
 from __future__ import annotations
 
 from ..syntax import ast
+from ..syntax.dangling import keyword_name_problem
 from ..syntax.lambdas import LAMBDA_RETURN_FIX, LAMBDA_RETURN_MESSAGE, lambda_escape
 from .context import CellInfo, ProgramIndex, Reporter, did_you_mean
 from .walk import calls_in, iter_tree
@@ -95,6 +96,10 @@ def _undefined_names(index: ProgramIndex, report: Reporter, info: CellInfo, fact
                 verb, fix = "reads", f"add a handler to '{owner}' that returns what you need, and call {owner}.<handler>()"
             report.error(use.node, f"cell '{info.name}' {verb} memory slot '{name}' of cell '{owner}': "
                          "another cell's slot is private", "foreign_slot", fix)
+            continue
+        problem = keyword_name_problem(use.node)
+        if problem is not None:
+            report.error(problem, problem.message, "parse" if problem.incomplete else "undefined_name", problem.hint)
             continue
         candidates = set(use.visible) | set(info.slots) | set(index.variants)
         if name[:1].isupper():

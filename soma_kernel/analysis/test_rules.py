@@ -4,6 +4,7 @@ slots and call any handler), and mocks that name something mockable."""
 from __future__ import annotations
 
 from ..syntax import ast
+from ..syntax.dangling import keyword_name_problem
 from . import calls
 from .context import ProgramIndex, Reporter, did_you_mean
 from .scopes import body_facts
@@ -47,6 +48,10 @@ def _check_rule_names(index: ProgramIndex, report: Reporter, facts, extra_known:
         name = use.node.id
         if use.local or name in extra_known or name in index.variants or name in index.handler_owners \
                 or index.is_builtin(name):
+            continue
+        problem = keyword_name_problem(use.node)
+        if problem is not None:
+            report.error(problem, problem.message, "parse" if problem.incomplete else "undefined_name", problem.hint)
             continue
         report.error(use.node, f"undefined variable '{name}' in a test rule"
                      f"{did_you_mean(name, set(use.visible) | extra_known)}", "undefined_name",

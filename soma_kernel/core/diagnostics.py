@@ -93,17 +93,20 @@ class SomaError(Exception):
     kind is the error kind (`invariant`, `guard_failed`, `llm`, a `require`
     tag…), detail the message alone; `str(err)` is the error text
     `"<kind>: <detail>"` (or the message as the runtime phrases it when
-    `text` is given). `missing` names what a failed lookup did not find.
+    `text` is given). `missing` names what a failed lookup did not find;
+    `hint` is the fix, when the place that raises it knows it best.
     """
 
     def __init__(self, kind: str, detail: str = "", span: Span = NO_SPAN,
-                 text: Optional[str] = None, catchable: bool = True, missing: Optional[MissingName] = None):
+                 text: Optional[str] = None, catchable: bool = True, missing: Optional[MissingName] = None,
+                 hint: Optional[str] = None):
         self.kind = kind
         self.detail = detail
         self.span = span
         self.text = text if text is not None else (f"{kind}: {detail}" if detail else kind)
         self.catchable = catchable
         self.missing = missing
+        self.hint = hint
         super().__init__(self.text)
 
     def __str__(self) -> str:

@@ -20,6 +20,7 @@ from typing import Callable, Iterable, Optional
 
 from ..core.diagnostics import MissingName, SomaError, locating
 from ..syntax import ast
+from ..syntax.dangling import keyword_name_problem
 from ..syntax.invariant_terms import reads_size
 from ..syntax.machines import build_model
 from ..syntax.render import render_expr
@@ -504,6 +505,11 @@ class Runtime:
             if variant.fields is None and variant.items is None:
                 return Variant(type_name, name)
             raise SomaError("type", f"variant {name} needs its fields: {name} {{ … }}", node.span)
+        keyword = keyword_name_problem(node)
+        if keyword is not None:
+            if keyword.incomplete:  # a syntax error found late: worded as the parser words it
+                raise SomaError("parse", keyword.message, keyword.span, text=keyword.message, hint=keyword.hint)
+            raise SomaError("undefined_variable", keyword.message, keyword.span, hint=keyword.hint)
         raise SomaError("undefined_variable", f"undefined variable '{name}'", node.span,
                         missing=MissingName("variable", name))
 

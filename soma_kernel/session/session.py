@@ -548,7 +548,7 @@ class Session:
         """`error: cell[N]:line:col: text`, the line, a caret, where it was raised, a hint."""
         inside = _inside(err.span, statement)
         span = err.span if inside else statement
-        hint = hint or missing_name_hint(self.runtime, err.missing) or RUNTIME_HINTS.get(err.kind, DEFAULT_RUNTIME_HINT)
+        hint = hint or err.hint or missing_name_hint(self.runtime, err.missing) or RUNTIME_HINTS.get(err.kind, DEFAULT_RUNTIME_HINT)
         lines = [Diagnostic("error", err.text, span, origin, err.kind).render(code)]
         if not inside:
             lines.extend(self._raised_in(err.span))

@@ -82,8 +82,19 @@ class InterpString(Node):
     triple: bool = False
 
 
-class Name(Node):
-    """A bare identifier: a local, parameter, slot, or (uppercase) unit variant."""
+class DanglingOperator(Record, frozen=True):
+    """The operator ending the line before a keyword read as a name (`x +`, then `state` on the next line)."""
+
+    op: str
+    span: Span
+
+
+class Name(Node, metadata={"after_operator": None}):
+    """A bare identifier: a local, parameter, slot, or (uppercase) unit variant.
+
+    `after_operator` is the DanglingOperator before a keyword read as a name, for its
+    error when no variable of that name exists (syntax.dangling); None otherwise.
+    """
 
     id: str
 

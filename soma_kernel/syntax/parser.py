@@ -29,7 +29,8 @@ from ..core.diagnostics import Diagnostic, SomaSyntaxError
 from ..core.gcpause import paused_gc
 from ..core.records import Record, fresh
 from . import ast, larkcache
-from .keywords import RESERVED_FUNCTIONS
+from .dangling import EXPRESSION_WORDS, incomplete_hint, incomplete_message, operator_before
+from .keywords import KEYWORDS, RESERVED_FUNCTIONS
 
 MAX_NESTING = 400
 
@@ -595,6 +596,7 @@ class _Errors:
         if isinstance(exc, UnexpectedCharacters):
             self._unexpected_character(position)
         self._foreign_word_before(position)
+        self._dangling_operator(position)
         token = exc.token if isinstance(exc, UnexpectedToken) else None
         if token is None or token.type == "$END":
             self._unexpected_end(exc)
@@ -610,6 +612,32 @@ class _Errors:
         if found is not None:
             word = found.group(1)
             self.raise_at(found.start(1), found.end(1), f"unexpected '{word}'", hint=_WORD_HINTS[word])
+
+    def _dangling_operator(self, position: int):
+        """Blame an operator with nothing after it: the error is right after it (a bracket it leaves
+        open closes, the text ends), or on the next line, which starts with a keyword read as a
+        name (`x +` then `while c { … }`)."""
+        code = self.scanned.clean
+        found = operator_before(code, position)
+        follower = re.compile(r"[})\]]").match(code, position)
+        if found is not None and (position == len(code) or follower is not None and self._closes(position)):
+            start, op = found
+            self.raise_at(start, start + len(op), incomplete_message(op), incomplete=follower is None,
+                          hint=incomplete_hint(op, follower.group() if follower else None))
+        line_start = code.rfind("\n", 0, position) + 1
+        first = re.compile(r"[ \t]*([a-z_]\w*)").match(code, line_start)
+        if first is None or first.start(1) > position or first.group(1) not in KEYWORDS \
+                or first.group(1) in EXPRESSION_WORDS:
+            return
+        found = operator_before(code, first.start(1))
+        if found is not None and "\n" in code[found[0]:first.start(1)]:
+            start, op = found
+            self.raise_at(start, start + len(op), incomplete_message(op), hint=incomplete_hint(op, first.group(1)))
+
+    def _closes(self, position: int) -> bool:
+        """True when the closing bracket at `position` closes the innermost bracket open before it."""
+        opened = _scan(self.scanned.clean[:position]).open_brackets
+        return bool(opened) and _OPENERS[opened[-1][0]] == self.scanned.clean[position]
 
     def _unexpected_character(self, position: int):
         """A character no token starts with."""
@@ -857,6 +885,11 @@ class _Builder(Transformer_NonRecursive):
         self.lifted = lifted or {}
 
     # ------------------------------------------------ helpers
+
+    @cached_property
+    def _lines(self) -> _Lines:
+        """The clean text's line starts, found only when a span must be made from offsets."""
+        return _Lines(self.clean)
 
     def _error(self, span: ast.Span, message: str, hint: Optional[str] = None, kind: str = "parse"):
         """Raise a parse error (or another `kind` of refusal found while parsing) at span."""
@@ -1316,7 +1349,23 @@ class _Builder(Transformer_NonRecursive):
         return expr
 
     def name(self, name):
-        return ast.Name(id=self._name(name))
+        word = str(name)
+        if word not in KEYWORDS:
+            return ast.Name(id=self._name(name))
+        operator = self._dangling_operator(name)
+        if word not in _RESERVED_BINDINGS:
+            return ast.Name(id=word, after_operator=operator)
+        if operator is not None:
+            self._error(operator.span, incomplete_message(operator.op), hint=incomplete_hint(operator.op, word))
+        self._error(_token_span(name), f"'{word}' is a reserved word — rename it")
+
+    def _dangling_operator(self, word: Token) -> Optional[ast.DanglingOperator]:
+        """The operator ending the line before a keyword read as a name, if the line ends with one."""
+        found = operator_before(self.clean, word.start_pos)
+        if found is None or "\n" not in self.clean[found[0]:word.start_pos]:
+            return None
+        start, op = found
+        return ast.DanglingOperator(op, self._lines.span(start, start + len(op)))
 
     def call(self, name, args):
         return ast.Call(func=self._name(name), args=args or [])
