@@ -5,8 +5,10 @@ lambda, slot methods on locals, whole-slot assignment and a `let` hiding a slot.
 
 from __future__ import annotations
 
+from typing import Callable, Optional
+
 from ..syntax import ast
-from ..syntax.dangling import keyword_name_problem
+from ..syntax.dangling import KeywordProblem, keyword_name_problem
 from ..syntax.lambdas import LAMBDA_RETURN_FIX, LAMBDA_RETURN_MESSAGE, lambda_escape
 from .context import CellInfo, ProgramIndex, Reporter, did_you_mean
 from .walk import calls_in, iter_tree
@@ -26,6 +28,30 @@ def check(index: ProgramIndex, report: Reporter, project: object) -> None:
                          f"`{word}` only works inside `for` or `while`; use `return` to leave a handler")
         _lambda_returns(report, owner)
         _slot_misuse(report, info, facts)
+
+
+def dangling_keyword(statements: list, known: Callable[[str], bool]) -> Optional[KeywordProblem]:
+    """The first keyword read as a name after an operator ending its line (`x +`, then `assert …`)
+    that nothing defines: neither `known` (session variables, globals) nor a binding among `statements`.
+
+    Top-level statements run one by one; this finds the incomplete expression
+    before the first of them runs, as a syntax error would.
+    """
+    suspects, bound = [], set()
+    for statement in statements:
+        for node in iter_tree(statement):
+            if isinstance(node, ast.Name) and node.after_operator is not None:
+                suspects.append(node)
+            elif isinstance(node, (ast.Let, ast.RuleLet, ast.PBind)):
+                bound.add(node.name)
+            elif isinstance(node, (ast.For, ast.RuleProperty)):
+                bound.add(node.var)
+            elif isinstance(node, ast.Lambda):
+                bound.add(node.param)
+    for node in suspects:
+        if node.id not in bound and not known(node.id):
+            return keyword_name_problem(node)
+    return None
 
 
 def _lambda_returns(report: Reporter, owner: ast.Node) -> None:

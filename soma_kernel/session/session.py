@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from ..analysis.check import check_program
+from ..analysis.names import dangling_keyword
 from ..core.diagnostics import Diagnostic, SomaError, SomaSyntaxError, caret_lines
 from ..core.errors import UserError
 from ..project.settings import load_project
@@ -379,6 +380,7 @@ class Session:
 
     def run_statements(self, run: CellRun, runnable: list, code: str, origin: str) -> None:
         """Run top-level statements one by one, each atomic; the last expression's value is the cell's result."""
+        self._refuse_dangling_keyword(runnable, code, origin)
         for index, node in enumerate(runnable):
             value = self._run_statement(run, node, code, origin)
             if index == len(runnable) - 1 and isinstance(node, ast.ExprStmt):
@@ -390,6 +392,16 @@ class Session:
         if word not in ("exit", "quit") or word in self.variables:
             return False
         return self._runtime is None or not any(word in state.handler_decls for state in self._runtime.cells.values())
+
+    def _refuse_dangling_keyword(self, statements: list, code: str, origin: str) -> None:
+        """An expression cut short before a keyword nothing defines is a syntax error before any statement runs."""
+        runtime = self.runtime
+        problem = dangling_keyword(statements, lambda name: name in self.variables or name in runtime.cells
+                                   or name in runtime.variants or name in BUILTINS
+                                   or runtime.unique_slot_owner(name) is not None)
+        if problem is not None:
+            diagnostic = Diagnostic("error", problem.message, problem.span, origin, "parse", problem.hint)
+            raise CellError("SyntaxError", problem.message, diagnostic.render(code))
 
     def _result_bundle(self, expr, value) -> Optional[dict]:
         """The cell's result: the value's bundle, `()` included, except after a call made for

@@ -614,13 +614,14 @@ class _Errors:
             self.raise_at(found.start(1), found.end(1), f"unexpected '{word}'", hint=_WORD_HINTS[word])
 
     def _dangling_operator(self, position: int):
-        """Blame an operator with nothing after it: the error is right after it (a bracket it leaves
-        open closes, the text ends), or on the next line, which starts with a keyword read as a
-        name (`x +` then `while c { … }`)."""
+        """Blame an operator with nothing after it: the error is right after it (the bracket around
+        it closes, the text ends with no bracket open), or on the next line, which starts with a
+        keyword read as a name (`x +` then `while c { … }`)."""
         code = self.scanned.clean
         found = operator_before(code, position)
         follower = re.compile(r"[})\]]").match(code, position)
-        if found is not None and (position == len(code) or follower is not None and self._closes(position)):
+        at_end = position == len(code) and not self.scanned.open_brackets
+        if found is not None and (at_end or follower is not None and self._closes(position)):
             start, op = found
             self.raise_at(start, start + len(op), incomplete_message(op), incomplete=follower is None,
                           hint=incomplete_hint(op, follower.group() if follower else None))
