@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..syntax import ast
-from .context import CellInfo, ProgramIndex, Reporter, did_you_mean
+from .context import CellInfo, ProgramIndex, Reporter, did_you_mean, suggest
 from .walk import iter_tree
 
 THINK_OPTIONS = ("max_tokens", "timeout", "timeout_ms", "max_rounds", "tools_allowed", "requires")
@@ -41,12 +41,14 @@ def _check_options(report: Reporter, info: CellInfo, call: ast.Call) -> None:
     tools = [t.name for t in info.decl.face.tools] if info.decl.face else []
     for key, value in think_options(call) or []:
         if key not in THINK_OPTIONS:
-            report.error(call, f"{call.func}(): unknown option '{key}'{did_you_mean(key, THINK_OPTIONS)}",
+            fix = suggest(key, THINK_OPTIONS)
+            report.error(call, f"{call.func}(): unknown option '{key}'{did_you_mean(fix)}",
                          "think_option", "the options are max_tokens, timeout (ms), max_rounds, tools_allowed, "
-                         "requires")
+                         "requires", fix)
         elif key == "tools_allowed" and isinstance(value, ast.ListLit):
             for item in value.items:
                 if isinstance(item, ast.Literal) and isinstance(item.value, str) and item.value not in tools:
+                    fix = suggest(item.value, tools)
                     report.error(item, f"tools_allowed names '{item.value}', which is not a tool of cell "
-                                 f"'{info.name}'{did_you_mean(item.value, tools)}", "think_option",
-                                 "declare it as `tool …` in the face, or remove it")
+                                 f"'{info.name}'{did_you_mean(fix)}", "think_option",
+                                 "declare it as `tool …` in the face, or remove it", fix)

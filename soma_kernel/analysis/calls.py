@@ -17,7 +17,7 @@ from ..core.records import Record
 from ..runtime.builtins.context import MACHINE_READS
 from ..syntax import ast
 from ..runtime.dispatch import AMBIGUOUS, BUILTIN, HANDLER, OWN, dispatch_bare_call
-from .context import CellInfo, ProgramIndex, Reporter, did_you_mean
+from .context import CellInfo, ProgramIndex, Reporter, did_you_mean, suggest
 from .scopes import BodyFacts
 from .walk import iter_tree
 
@@ -147,8 +147,9 @@ def _report_unresolved(index: ProgramIndex, report: Reporter, info: Optional[Cel
                      f"a handler '{name}'", "ambiguous_call", f"qualify it: `{owners[0]}.{name}(…)`")
         return
     candidates = list(index.handler_owners) + index.builtin_names()
-    report.error(call, f"undefined function {name}(){did_you_mean(name, candidates, '()')}", "undefined_function",
-                 "define a handler with that name or fix the spelling")
+    fix = suggest(name, candidates)
+    report.error(call, f"undefined function {name}(){did_you_mean(fix, '()')}", "undefined_function",
+                 "define a handler with that name or fix the spelling", fix)
 
 
 def _check_arity(report: Reporter, call: ast.Node, what: str, arity: tuple[int, Optional[int]], argc: int) -> None:
@@ -180,16 +181,18 @@ def _check_qualified(index: ProgramIndex, report: Reporter, node: ast.Node, cell
     """`Cell.handler(args)`: the cell and handler exist; the count fits."""
     info = index.cells.get(cell)
     if info is None:
-        report.error(node, f"unknown cell '{cell}' in {cell}.{name}(){did_you_mean(cell, index.cells)}",
-                     "undefined_cell", "call a cell declared in this file")
+        fix = suggest(cell, index.cells)
+        report.error(node, f"unknown cell '{cell}' in {cell}.{name}(){did_you_mean(fix)}",
+                     "undefined_cell", "call a cell declared in this file", fix)
         return
     target = resolve_qualified(index, cell, name)
     if target is None and name in MACHINE_READS:
         _check_machine_read(report, node, info, name, argc)
         return
     if target is None:
-        report.error(node, f"cell '{cell}' has no handler '{name}'{did_you_mean(name, info.handler_names())}",
-                     "undefined_handler", f"declare `on {name}(…)` in cell '{cell}' or fix the name")
+        fix = suggest(name, info.handler_names())
+        report.error(node, f"cell '{cell}' has no handler '{name}'{did_you_mean(fix)}",
+                     "undefined_handler", f"declare `on {name}(…)` in cell '{cell}' or fix the name", fix)
         return
     _check_arity(report, node, f"handler '{cell}.{name}'", handler_arity(target.handler), argc)
 
@@ -229,5 +232,6 @@ def _check_method(index: ProgramIndex, report: Reporter, info: Optional[CellInfo
     if target is not None:
         return
     candidates = list(SLOT_METHODS) + index.builtin_names() + list(index.handler_owners)
-    report.error(node, f"unknown method .{method}(){did_you_mean(method, candidates, '()')}", "undefined_method",
-                 f"`x.{method}(a)` means `{method}(x, a)`: no builtin or handler has that name")
+    fix = suggest(method, candidates)
+    report.error(node, f"unknown method .{method}(){did_you_mean(fix, '()')}", "undefined_method",
+                 f"`x.{method}(a)` means `{method}(x, a)`: no builtin or handler has that name", fix)

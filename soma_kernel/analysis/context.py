@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
-from ..core.diagnostics import Diagnostic
+from ..core.diagnostics import Diagnostic, Suggestion
 from ..core.records import Record, fresh
 from ..runtime.builtins import all_builtins, builtin_entry
 from ..syntax import ast
@@ -114,13 +114,18 @@ def _cell_info(decl: ast.CellDecl, program: ast.Program) -> CellInfo:
     return CellInfo(decl, handlers, slots, signals, model)
 
 
-def did_you_mean(name: str, candidates: Iterable[str], suffix: str = "", quote: str = "'") -> str:
-    """` (did you mean 'x'?)` for the closest candidate (`suffix` appended to
-    it, e.g. "()" for functions; `quote` around it), or the empty string."""
+def suggest(name: str, candidates: Iterable[str]) -> Optional[Suggestion]:
+    """The spelling fix of `name`: the closest candidate, or None when none is close."""
     import difflib  # lazy: spelling suggestions are only made for a mistake
 
     close = difflib.get_close_matches(name, sorted(set(candidates) - {name}), n=1, cutoff=0.6)
-    return f" (did you mean {quote}{close[0]}{suffix}{quote}?)" if close else ""
+    return Suggestion(name, close[0]) if close else None
+
+
+def did_you_mean(suggestion: Optional[Suggestion], suffix: str = "", quote: str = "'") -> str:
+    """` (did you mean 'x'?)` for a suggestion (`suffix` appended to the name,
+    e.g. "()" for functions; `quote` around it), or the empty string."""
+    return f" (did you mean {quote}{suggestion.meant}{suffix}{quote}?)" if suggestion else ""
 
 
 class Reporter:
@@ -130,9 +135,10 @@ class Reporter:
         self.origin = origin
         self.diagnostics: list[Diagnostic] = []
 
-    def error(self, node: Optional[ast.Node], message: str, kind: str, hint: Optional[str] = None) -> None:
-        """Report an error at `node`."""
-        self._add("error", node, message, kind, hint)
+    def error(self, node: Optional[ast.Node], message: str, kind: str, hint: Optional[str] = None,
+              suggestion: Optional[Suggestion] = None) -> None:
+        """Report an error at `node` (with the did-you-mean fix its message names, if any)."""
+        self._add("error", node, message, kind, hint, suggestion)
 
     def warning(self, node: Optional[ast.Node], message: str, kind: str, hint: Optional[str] = None) -> None:
         """Report a warning at `node`."""
@@ -142,6 +148,7 @@ class Reporter:
         """Report an informational note (printed as a `✓` line)."""
         self._add("note", node, message, kind, None)
 
-    def _add(self, severity: str, node: Optional[ast.Node], message: str, kind: str, hint: Optional[str]) -> None:
+    def _add(self, severity: str, node: Optional[ast.Node], message: str, kind: str, hint: Optional[str],
+             suggestion: Optional[Suggestion] = None) -> None:
         span = node.span if node is not None else ast.NO_SPAN
-        self.diagnostics.append(Diagnostic(severity, message, span, self.origin, kind, hint))
+        self.diagnostics.append(Diagnostic(severity, message, span, self.origin, kind, hint, suggestion))

@@ -17,7 +17,7 @@ from ..core.records import Record, fresh
 from ..syntax import ast
 from ..syntax.machines import MachineModel
 from . import calls as call_rules
-from .context import CellInfo, ProgramIndex, Reporter, did_you_mean
+from .context import CellInfo, ProgramIndex, Reporter, did_you_mean, suggest
 from .machines import literal_state
 from .walk import iter_tree
 
@@ -181,14 +181,16 @@ def _check_frame_names(index: ProgramIndex, report: Reporter, info: CellInfo, si
     frame = frame_of(signal)
     for slot in frame.writes + frame.reads:
         if slot not in info.slots:
+            fix = suggest(slot, info.slots)
             report.error(frame, f"frame of signal '{signal.name}' names slot '{slot}', which cell '{info.name}' "
-                         f"does not declare{did_you_mean(slot, info.slots)}", "frame", "name a memory slot")
+                         f"does not declare{did_you_mean(fix)}", "frame", "name a memory slot", fix)
     for callee in frame.calls:
         short = callee.split(".")[-1]
         if not index.is_builtin(short) and short not in index.handler_owners:
+            fix = suggest(short, info.handler_names())
             report.error(frame, f"frame of signal '{signal.name}' declares `calls {callee}`, which is neither a "
-                         f"builtin nor a handler{did_you_mean(short, info.handler_names())}", "frame",
-                         "name an effectful builtin (think, set_budget, approve, …) or a handler")
+                         f"builtin nor a handler{did_you_mean(fix)}", "frame",
+                         "name an effectful builtin (think, set_budget, approve, …) or a handler", fix)
     for src, dst in frame.moves:
         if info.model is None or not info.model.has_edge(src, dst):
             report.error(frame, f"frame of signal '{signal.name}' declares `moves {src} -> {dst}`, which is not "

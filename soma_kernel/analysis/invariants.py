@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..syntax import ast
 from ..syntax.invariant_terms import written_length_subject
-from .context import CellInfo, ProgramIndex, Reporter, did_you_mean
+from .context import CellInfo, ProgramIndex, Reporter, did_you_mean, suggest
 from .walk import iter_tree
 
 INVARIANT_NAMES = ("value", "key", "size")
@@ -50,5 +50,6 @@ def _check_name(report: Reporter, info: CellInfo, node: ast.Name, known: set[str
             report.error(node, f"invariant reads `status` but cell '{info.name}' declares no `state {{ }}` "
                          "machine", "invariant", "declare a state machine or remove `status`")
         return
-    report.error(node, f"invariant reads unknown name '{node.id}'{did_you_mean(node.id, known | {'status'})}",
-                 "invariant", "an invariant may read the cell's slots, value, key, size and status")
+    fix = suggest(node.id, known | {"status"})
+    report.error(node, f"invariant reads unknown name '{node.id}'{did_you_mean(fix)}",
+                 "invariant", "an invariant may read the cell's slots, value, key, size and status", fix)

@@ -8,7 +8,7 @@ from typing import Optional
 
 from ..syntax import ast
 from ..syntax.machines import MachineModel
-from .context import CellInfo, ProgramIndex, Reporter, did_you_mean
+from .context import CellInfo, ProgramIndex, Reporter, did_you_mean, suggest
 from .walk import iter_tree, names_in
 
 GUARD_CONTEXT = ("_id", "_from", "_to")
@@ -57,8 +57,9 @@ def _check_declaration(index: ProgramIndex, report: Reporter, info: CellInfo, mo
     for line in model.declared_edges:
         for name in line.excepts:
             if not model.has_state(name):
+                fix = suggest(name, model.states)
                 report.error(line, f"`except [{name}]` in machine '{model.name}' names no declared state"
-                             f"{did_you_mean(name, model.states)}", "machine", "list declared states only")
+                             f"{did_you_mean(fix)}", "machine", "list declared states only", fix)
         if line.guard is not None:
             _check_guard_purity(index, report, info, line)
 
@@ -104,9 +105,10 @@ def _known_target(report: Reporter, call: ast.Call, model: MachineModel, target:
     """A literal target must be a declared state that some edge enters."""
     written = _as_written(call.args[-1], target)
     if not model.has_state(target):
+        fix = suggest(target, model.states)
         report.error(call.args[-1], f"transition(_, {written}): {written} is not a state of machine "
-                     f"'{model.name}'{did_you_mean(target, model.states)}", "invalid_transition",
-                     f"declared states: [{', '.join(model.states)}]")
+                     f"'{model.name}'{did_you_mean(fix)}", "invalid_transition",
+                     f"declared states: [{', '.join(model.states)}]", fix)
         return False
     if not model.entering(target):
         report.error(call.args[-1], f"transition(_, {written}): no edge of machine '{model.name}' enters "
@@ -125,10 +127,11 @@ def _known_edge(report: Reporter, call: ast.Call, info: CellInfo, model: Machine
                 target: str) -> bool:
     """The 3-argument form names an edge that exists (wildcards count)."""
     if not model.has_state(source):
-        suggestion = did_you_mean(source, model.states, quote='"')
-        report.error(call.args[1], f"transition() from \"{source}\"{suggestion}: \"{source}\" is not a "
-                     f"state of machine '{model.name}'", "invalid_transition",
-                     f"declared states: [{', '.join(model.states)}]")
+        fix = suggest(source, model.states)
+        said = did_you_mean(fix, quote='"')
+        report.error(call.args[1], f"transition() from \"{source}\"{said}: \"{source}\" "
+                     f"is not a state of machine '{model.name}'", "invalid_transition",
+                     f"declared states: [{', '.join(model.states)}]", fix)
         return False
     if not model.has_edge(source, target):
         leaving = ", ".join(model.targets(source))

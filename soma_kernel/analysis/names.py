@@ -10,7 +10,7 @@ from typing import Callable, Optional
 from ..syntax import ast
 from ..syntax.dangling import KeywordProblem, keyword_name_problem
 from ..syntax.lambdas import LAMBDA_RETURN_FIX, LAMBDA_RETURN_MESSAGE, lambda_escape
-from .context import CellInfo, ProgramIndex, Reporter, did_you_mean
+from .context import CellInfo, ProgramIndex, Reporter, did_you_mean, suggest
 from .walk import calls_in, iter_tree
 
 SLOT_WRITERS = ("set", "delete", "push", "append")
@@ -132,7 +132,9 @@ def _undefined_names(index: ProgramIndex, report: Reporter, info: CellInfo, fact
             what, fix = "variant or name", "declare the variant in a `cell type`, or fix the spelling"
         else:
             what, fix = "variable", f"bind it first (`let {name} = …`) or fix the spelling"
-        report.error(use.node, f"undefined {what} '{name}'{did_you_mean(name, candidates)}", "undefined_name", fix)
+        spelling = suggest(name, candidates)
+        report.error(use.node, f"undefined {what} '{name}'{did_you_mean(spelling)}", "undefined_name", fix,
+                     spelling)
 
 
 def _foreign_slot_owner(index: ProgramIndex, info: CellInfo, name: str):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..syntax import ast
 from ..syntax.dangling import keyword_name_problem
 from . import calls
-from .context import ProgramIndex, Reporter, did_you_mean
+from .context import ProgramIndex, Reporter, did_you_mean, suggest
 from .scopes import body_facts
 
 MOCKABLE_BUILTINS = ("think", "think_json", "approve", "now", "now_ms", "http_get", "http_post", "http_put",
@@ -53,9 +53,9 @@ def _check_rule_names(index: ProgramIndex, report: Reporter, facts, extra_known:
         if problem is not None:
             report.error(problem, problem.message, "parse" if problem.incomplete else "undefined_name", problem.hint)
             continue
-        report.error(use.node, f"undefined variable '{name}' in a test rule"
-                     f"{did_you_mean(name, set(use.visible) | extra_known)}", "undefined_name",
-                     f"bind it with `let {name} = …` in an earlier rule")
+        fix = suggest(name, set(use.visible) | extra_known)
+        report.error(use.node, f"undefined variable '{name}' in a test rule{did_you_mean(fix)}", "undefined_name",
+                     f"bind it with `let {name} = …` in an earlier rule", fix)
 
 
 def _check_mock(index: ProgramIndex, report: Reporter, rule: ast.RuleMock, helper_names: list[str]) -> None:
@@ -71,5 +71,6 @@ def _check_mock(index: ProgramIndex, report: Reporter, rule: ast.RuleMock, helpe
     elif target in index.handler_owners:
         return
     candidates = list(MOCKABLE_BUILTINS) + list(index.handler_owners)
-    report.error(rule, f"mock {target} names no handler{did_you_mean(target, candidates)}", "mock",
-                 "mock think / think_json / approve / now / http_*, or a handler (`mock Cell.handler value`)")
+    fix = suggest(target, candidates)
+    report.error(rule, f"mock {target} names no handler{did_you_mean(fix)}", "mock",
+                 "mock think / think_json / approve / now / http_*, or a handler (`mock Cell.handler value`)", fix)

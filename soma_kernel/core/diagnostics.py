@@ -14,12 +14,21 @@ from .records import Record
 from .spans import NO_SPAN, Span
 
 
+class Suggestion(Record, frozen=True):
+    """A spelling fix a diagnostic offers: the name as `written` in the source and the known name it is
+    probably `meant` to be (what "did you mean …?" says, kept apart so an editor can apply it)."""
+
+    written: str
+    meant: str
+
+
 class Diagnostic(Record):
     """A message about a place in a source text.
 
     severity is "error", "warning" or "note"; kind is a stable machine name
     (`parse`, `undefined_name`, `invalid_transition`…); hint is an optional
-    fix shown under the caret.
+    fix shown under the caret; suggestion the did-you-mean spelling fix the
+    message names, if any (the written name lies inside the span).
     """
 
     severity: str
@@ -28,6 +37,7 @@ class Diagnostic(Record):
     origin: str = "<input>"
     kind: str = "error"
     hint: Optional[str] = None
+    suggestion: Optional[Suggestion] = None
 
     def location(self) -> str:
         """`origin:line:col`, or just the origin when the place is unknown."""
