@@ -13,7 +13,7 @@ from typing import Callable, Optional
 
 from ..syntax import ast
 from ..syntax.machines import build_model
-from .context import did_you_mean
+from .context import did_you_mean, suggest
 
 
 def english_list(items: list[str]) -> str:
@@ -71,7 +71,7 @@ def describe_cell(program: ast.Program, cell_name: str, line_words: LineWords = 
         if cell.name == cell_name:
             return _cell_paragraph(program, cell, line_words)
     names = [c.name for c in program.cells]
-    raise LookupError(f"no cell '{cell_name}' in {program.origin}{did_you_mean(cell_name, names)}")
+    raise LookupError(f"no cell '{cell_name}' in {program.origin}{did_you_mean(suggest(cell_name, names))}")
 
 
 def describe_card(program: ast.Program) -> str:

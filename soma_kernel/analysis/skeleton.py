@@ -9,7 +9,7 @@ line; a use outside the frame is marked `✗ outside the frame`.
 from __future__ import annotations
 
 from ..syntax import ast
-from .context import ProgramIndex, did_you_mean
+from .context import ProgramIndex, did_you_mean, suggest
 from .describe import LineWords, plain_line_words, signal_text
 from .frames import FrameUsage, Use, body_usage, frame_of, violations
 
@@ -40,11 +40,11 @@ def skeleton_text(program: ast.Program, target: str, line_words: LineWords = pla
         what = "is not a skeleton agent" if info is not None else "is not declared"
         hint = ("only a skeleton agent's signals have frames; `soma-kernel describe FILE --faces` "
                 "lists this cell's contract") if info is not None else ""
-        raise SkeletonError(f"cell '{cell_name}' {what}{did_you_mean(cell_name, skeletons)} ({known})", hint)
+        raise SkeletonError(f"cell '{cell_name}' {what}{did_you_mean(suggest(cell_name, skeletons))} ({known})", hint)
     signal = info.signals.get(signal_name)
     if signal is None:
         raise SkeletonError(f"skeleton agent '{cell_name}' has no signal '{signal_name}'"
-                            f"{did_you_mean(signal_name, info.signals)} (signals: {', '.join(info.signals)})")
+                            f"{did_you_mean(suggest(signal_name, info.signals))} (signals: {', '.join(info.signals)})")
     heading = f"skeleton agent {cell_name} — signal {signal_text(signal)} ({line_words(signal.span.line)})"
     lines = [heading, "  frame:"]
     frame = frame_of(signal)

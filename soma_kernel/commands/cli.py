@@ -1,4 +1,4 @@
-"""The one command line: `soma-kernel check|test|verify|describe|skeleton|run|install|kernel`.
+"""The one command line: `soma-kernel check|test|verify|describe|skeleton|run|install|lsp|kernel`.
 
 Every command's arguments are declared here, in one argparse parser. What a
 command does is the `run(args) -> int` of its module in this package; that
@@ -66,6 +66,11 @@ def _install(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", help="kernel name (default: soma)")
 
 
+def _lsp(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--debounce", type=int, default=100, metavar="MS",
+                        help="wait this long after an edit before checking again (default 100 ms)")
+
+
 def _kernel(parser: argparse.ArgumentParser) -> None:
     """None here: the kernel's own arguments (`-f CONNECTION_FILE` …) go to ipykernel unparsed."""
 
@@ -79,6 +84,7 @@ COMMANDS = {
     "skeleton": (_skeleton, "soma-kernel skeleton FILE Cell.signal", "show one skeleton signal's frame"),
     "run": (_run, None, "call one handler: run FILE handler [args]"),
     "install": (_install, None, "install the Jupyter kernelspec"),
+    "lsp": (_lsp, None, "run the Soma language server over stdin/stdout"),
     "kernel": (_kernel, None, "start the Jupyter kernel (used by the kernelspec)"),
 }
 

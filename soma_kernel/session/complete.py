@@ -14,6 +14,7 @@ from ..runtime.builtins import BUILTINS
 from ..runtime.memory import SLOT_METHODS
 from ..syntax import ast
 from ..syntax.keywords import KEYWORDS, TYPES
+from ..syntax.tokens import in_string_text
 
 WORD_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 MEMBER_BEFORE = re.compile(r"([A-Z][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)?$")
@@ -107,41 +108,6 @@ def _words_of(code: str, cursor_pos: int) -> dict[str, str]:
     typed = WORD_BEFORE.search(code[:cursor_pos])
     skip = typed.start() if typed else -1
     return {m.group(0): "name" for m in WORD.finditer(code) if m.start() != skip}
-
-
-def in_string_text(before: str) -> bool:
-    """True when the end of `before` is inside a string literal's text (not in a `{…}` interpolation).
-
-    `//` and `/* */` comments outside strings are skipped; `\\` escapes a character.
-    """
-    stack: list[str] = []  # '"', '"""' or '{' (an interpolation inside a string)
-    i, n = 0, len(before)
-    while i < n:
-        top = stack[-1] if stack else None
-        if top in ('"', '"""'):
-            if before[i] == "\\":
-                i += 2
-                continue
-            if before.startswith(top, i):
-                stack.pop()
-                i += len(top)
-                continue
-            if before[i] == "{":
-                stack.append("{")
-            i += 1
-            continue
-        if before.startswith("//", i) or before.startswith("/*", i):
-            close = before.find("\n" if before[i + 1] == "/" else "*/", i + 2)
-            i = n if close < 0 else close + (1 if before[i + 1] == "/" else 2)
-            continue
-        if before[i] == '"':
-            stack.append('"""' if before.startswith('"""', i) else '"')
-            i += len(stack[-1])
-            continue
-        if top == "{" and before[i] in "{}":
-            stack.pop() if before[i] == "}" else stack.append("{")
-        i += 1
-    return bool(stack) and stack[-1] != "{"
 
 
 def complete(session, code: str, cursor_pos: int) -> dict:
