@@ -12,6 +12,7 @@ session checks a definition against every other cell.
 from __future__ import annotations
 
 from ..syntax import ast
+from ..syntax.dangling import keyword_name_problem
 from . import calls
 from .context import ProgramIndex, Reporter, did_you_mean, suggest
 from .scopes import body_facts
@@ -29,6 +30,11 @@ def check_statements(index: ProgramIndex, report: Reporter, statements: list[ast
                 name = use.node.id
                 if use.local or name in known or name in index.variants or name in index.handler_owners \
                         or index.is_builtin(name):
+                    continue
+                problem = keyword_name_problem(use.node)
+                if problem is not None:
+                    kind = "parse" if problem.incomplete else "undefined_name"
+                    report.error(problem, problem.message, kind, problem.hint)
                     continue
                 fix = suggest(name, set(use.visible) | known)
                 report.error(use.node, f"undefined variable '{name}'{did_you_mean(fix)}", "undefined_name",
