@@ -113,10 +113,33 @@ def test_arguments_parse_by_declared_type(program, capsys):
     assert code == 1 and "argument by: 'five' is not an Int" in err
 
 
-def test_unit_prints_nothing_and_unknown_handler_lists_candidates(program, capsys):
+def test_unit_prints_nothing(program, capsys):
     assert run(capsys, program, "nothing") == (0, "", "")
-    code, _, err = run(capsys, program, "nope")
-    assert code == 1 and "no handler 'nope' takes 0 arguments — candidates: Tally.nothing" in err
+
+
+def test_an_unknown_handler_says_it_does_not_exist_with_related_names_only(program, capsys):
+    assert run(capsys, program, "nothin") == (1, "", f"error: {program}: there is no handler 'nothin'\n"
+                                                     "  hint: did you mean `nothing`?\n")
+    assert run(capsys, program, "Tally.bunp", "a", "1") == (
+        1, "", f"error: {program}: cell 'Tally' has no handler 'bunp'\n  hint: did you mean `Tally.bump`?\n")
+    assert run(capsys, program, "Taly.bump", "a", "1") == (
+        1, "", f"error: {program}: there is no cell 'Taly'\n  hint: did you mean `Tally`?\n")
+    # nothing close: the handlers are listed as such, never offered as candidates because they take 0 arguments
+    code, out, err = run(capsys, program, "zzz")
+    assert (code, out) == (1, "")
+    assert err.startswith(f"error: {program}: there is no handler 'zzz'\n  hint: the program's handlers: "
+                          "Tally.bump(name: String, by: Int), Tally.level(name: String, by: Int), ")
+    assert "candidate" not in err and "type:" not in err
+
+
+def test_a_wrong_number_of_arguments_shows_the_signature_and_the_command(program, capsys):
+    for argv, given in ((["bump", "a"], "1 argument"), (["bump"], "0 arguments"), (["Tally.bump", "a", "1", "2"],
+                                                                                    "3 arguments")):
+        name = argv[0]
+        assert run(capsys, program, *argv) == (1, "", (
+            f"error: {program}: '{name}' takes other arguments than the {given} given: "
+            "Tally.bump(name: String, by: Int)\n"
+            f"  hint: call it as `soma-kernel run {program} Tally.bump NAME BY`\n"))
 
 
 def test_store_file_lives_beside_the_program(program, capsys):
@@ -200,7 +223,25 @@ def test_no_handler_named_and_no_default_lists_every_handler(tmp_path, capsys):
                     encoding="utf-8")
     code, out, err = run(capsys, str(path))
     assert (code, out) == (1, "")
-    assert err == f"error: {path}: type: name the handler to run — handlers: Two.add(a, b), Two.neg(a)\n"
+    assert err == (f"error: {path}: no handler named, and there is no `main` or `run` handler to call by default\n"
+                   f"  hint: name one: `soma-kernel run {path} HANDLER [ARGS…]`; "
+                   "the program's handlers: Two.add(a: Int, b: Int), Two.neg(a: Int)\n")
+
+
+def test_a_handler_or_default_of_several_cells_asks_to_name_one(tmp_path, capsys):
+    path = tmp_path / "pair.cell"
+    path.write_text("cell A {\n    on main() { return 1 }\n    on ping(x: Int) { return x }\n}\n"
+                    "cell B {\n    on main() { return 2 }\n    on ping(y: Int) { return y }\n}\n", encoding="utf-8")
+    assert run(capsys, str(path)) == (1, "", f"error: {path}: several cells have a `main` handler\n"
+                                              f"  hint: name one: `soma-kernel run {path} A.main` or "
+                                              f"`soma-kernel run {path} B.main`\n")
+    assert run(capsys, str(path), "ping", "3") == (1, "", f"error: {path}: 'ping' is a handler of several cells\n"
+                                                          f"  hint: name one: `soma-kernel run {path} A.ping X` or "
+                                                          f"`soma-kernel run {path} B.ping Y`\n")
+    assert run(capsys, str(path), "B.ping", "3")[1] == "3\n"
+    empty = tmp_path / "empty.cell"
+    empty.write_text("cell E {\n    memory {\n        n: Int\n    }\n}\n", encoding="utf-8")
+    assert run(capsys, str(empty)) == (1, "", f"error: {empty}: the program defines no handler to run\n")
 
 
 GUARDED = """cell Door {
