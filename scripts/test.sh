@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
 
 if [ "${SOMA_SKIP_SETUP:-}" != "1" ]; then
-    bash scripts/setup.sh
+    bash scripts/setup.sh --tests
 fi
 
 status=0

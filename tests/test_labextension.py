@@ -65,14 +65,24 @@ def test_extension_registers_the_language_the_kernel_names():
     assert f"extensions: ['{LANGUAGE_INFO['file_extension']}']" in index  # the Soma file type
 
 
-def test_wheel_ships_the_prebuilt_extension_as_shared_data():
-    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+def test_the_extension_package_ships_the_prebuilt_extension_as_shared_data():
+    project = tomllib.loads((EXTENSION / "pyproject.toml").read_text(encoding="utf-8"))
     shared = project["tool"]["hatch"]["build"]["targets"]["wheel"]["shared-data"]
-    assert shared["labextension/prebuilt"] == "share/jupyter/labextensions/soma-jupyterlab"
-    assert shared["labextension/install.json"] == "share/jupyter/labextensions/soma-jupyterlab/install.json"
-    hook = project["tool"]["hatch"]["build"]["hooks"]["jupyter-builder"]
-    assert hook["build-function"] == "scripts.labextension.build"
-    assert "hatch-jupyter-builder>=0.9" in project["build-system"]["requires"]
+    assert shared == {"prebuilt": "share/jupyter/labextensions/soma-jupyterlab",
+                      "install.json": "share/jupyter/labextensions/soma-jupyterlab/install.json"}
+    assert "custom" in project["tool"]["hatch"]["build"]["hooks"]  # hatch_build.py: rebuild when stale
+    kernel = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "labextension/prebuilt" not in kernel["tool"]["hatch"]["build"]["targets"]["wheel"]["shared-data"]
+
+
+def test_the_extension_package_names_itself_as_npm_and_python_do():
+    package = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))
+    project = tomllib.loads((EXTENSION / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    install = json.loads((EXTENSION / "install.json").read_text(encoding="utf-8"))
+    init = (EXTENSION / "soma_jupyterlab" / "__init__.py").read_text(encoding="utf-8")
+    assert project["name"] == install["packageName"] == package["name"] == "soma-jupyterlab"
+    assert project["version"] == package["version"] == re.search(r'__version__ = "(.*)"', init).group(1)
+    assert "pip uninstall soma-jupyterlab" in install["uninstallInstructions"]
 
 
 def test_jupyterlab_lists_the_extension_enabled(tmp_path):
