@@ -80,10 +80,16 @@ def test_the_kernel_wheel_holds_the_package_and_its_kernelspec_only(kernel_wheel
     assert {n for n in names if n.startswith("soma_kernel/")} == sources
 
 
-def _third_party_imports() -> set[str]:
-    """The distributions whose modules soma_kernel imports (at any depth, lazily or not)."""
+# Packages of soma_kernel whose imports belong to an extra, not to the runtime dependencies.
+OPTIONAL_PACKAGES = {"lsp": "lsp"}  # `soma-kernel lsp`, the language server: pip install 'soma-kernel[lsp]'
+
+
+def _third_party_imports(root: Path, skip: tuple[str, ...] = ()) -> set[str]:
+    """The distributions whose modules the code under `root` imports (at any depth, lazily or not)."""
     modules = set()
-    for path in (REPO / "soma_kernel").rglob("*.py"):
+    for path in root.rglob("*.py"):
+        if path.relative_to(root).parts[0] in skip:
+            continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
                 modules.update(alias.name.split(".")[0] for alias in node.names)
@@ -102,13 +108,18 @@ def test_the_runtime_dependencies_are_what_the_code_imports(kernel_wheel):
     requires = _metadata(kernel_wheel).get_all("Requires-Dist")
     runtime = [r for r in requires if "extra ==" not in r]
     names = {_normal(re.match(r"[A-Za-z0-9._-]+", r).group()) for r in runtime}
-    assert names == _third_party_imports() | NOT_IMPORTED
+    assert names == _third_party_imports(REPO / "soma_kernel", tuple(OPTIONAL_PACKAGES)) | NOT_IMPORTED
     assert all(re.search(r">=\s*\d", r) for r in runtime), runtime  # each floor is what scripts/test_floor.sh tests
     assert "graphviz-pure<0.3,>=0.2.2" in runtime  # a tested range, not one version
-    extras = {(re.match(r"[a-z-]+", r).group(), re.search(r"extra == .(\w+)", r).group(1))
+    extras = {(_normal(re.match(r"[A-Za-z0-9._-]+", r).group()), re.search(r"extra == .(\w+)", r).group(1))
               for r in requires if "extra ==" in r}
     assert {("pytest", "nbval"), ("nbval", "nbval"), ("papermill", "papermill")} <= extras
     assert not [r for r in requires if re.match(r"graphviz\b(?!-)", r)]
+    for package, extra in OPTIONAL_PACKAGES.items():
+        offered = {name for name, of in extras if of == extra}
+        brought = offered | {_normal(re.match(r"[A-Za-z0-9._-]+", r).group())
+                             for name in offered for r in importlib.metadata.requires(name) or ()}
+        assert _third_party_imports(REPO / "soma_kernel" / package) - names <= brought, package
 
 
 def test_the_kernel_metadata_has_license_classifiers_and_urls(kernel_wheel):
