@@ -65,11 +65,13 @@ def test_lines_are_stable_sorted_json(tmp_path):
 
 def test_a_broken_line_is_named(tmp_path):
     path = tmp_path / "c.jsonl"
-    path.write_text('{"key": "k", "request": {}, "reply": {}}\nnot json\n', encoding="utf-8")
+    Cassette(str(path), "record").record(request("x"), reply("y"))
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write("not json\n")
     with pytest.raises(SomaError) as caught:
         Cassette(str(path), "replay")
     assert caught.value.kind == "llm" and caught.value.text == (
-        f"cassette {path}:2: not a recorded exchange (expected a JSON object with key, request, reply)")
+        f"cassette {path}:2: not a recorded exchange (expected a JSON object with key, request, and reply or error)")
 
 
 def test_a_miss_names_the_nearest_differences(tmp_path):

@@ -19,19 +19,13 @@ from typing import Callable, Iterator, Optional
 
 from ..core.diagnostics import SomaError
 from ..core.files import read_text_bounded
-from .mocks import Mocks, capped, scripted_error, tokens_of
+from .mocks import Mocks, capped, request_bound, scripted_error, tokens_of
 from .shown_text import shown_action
 from .values import display, from_json
 
 THINK_OPTIONS = ("max_tokens", "timeout", "timeout_ms", "max_rounds", "tools_allowed", "requires")
 AUTO_ECHO_NOTE = ("note: no LLM key configured — think() is mocked (echo: the reply is the prompt). "
                   "Script replies with `mock think \"…\"`, or set [agent] mock in soma.toml.")
-
-
-def request_bound(request_bytes: int, messages: int, max_tokens: int) -> int:
-    """An upper bound of one model request's tokens (providers.md §6): a token is
-    at least one byte, a few more per message for the chat format, plus the reply's cap."""
-    return request_bytes + 8 * messages + 16 + max_tokens
 
 
 class Agent:

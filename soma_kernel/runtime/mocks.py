@@ -96,6 +96,12 @@ def tokens_of(chars: int) -> int:
     return math.ceil(chars / 4)
 
 
+def request_bound(request_bytes: int, messages: int, max_tokens: int) -> int:
+    """An upper bound of one model request's tokens (providers.md §6): a token is
+    at least one byte, a few more per message for the chat format, plus the reply's cap."""
+    return request_bytes + 8 * messages + 16 + max_tokens
+
+
 def capped(text: str, max_tokens: int, what: str) -> str:
     """A mock reply, refused (kind llm) when it is longer than max_tokens allows."""
     tokens = tokens_of(len(text))

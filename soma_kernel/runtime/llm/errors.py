@@ -14,3 +14,16 @@ def llm_error(text: str) -> SomaError:
     """A catchable kind `llm` error whose shown text is exactly `text`."""
     detail = text[len("llm: "):] if text.startswith("llm: ") else text
     return SomaError("llm", detail, text=text)
+
+
+
+class ProviderAnswerError(SomaError):
+    """A kind `llm` error that is the provider's answer itself (a refusing status, an error
+    body, a body that is no JSON), as opposed to no answer (a timeout, a refused
+    connection): what a cassette records, and replays as the same error."""
+
+
+def answer_error(text: str) -> ProviderAnswerError:
+    """The ProviderAnswerError whose shown text is exactly `text` (worded as `llm_error`)."""
+    detail = text[len("llm: "):] if text.startswith("llm: ") else text
+    return ProviderAnswerError("llm", detail, text=text)

@@ -21,9 +21,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Optional
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from .errors import llm_error
 from .config import ModelSettings
+from .errors import answer_error, llm_error
 from .redact import redact, shown_url, url_secrets
+from .usage import checked_usage, usage_figure
 
 RETRYABLE_STATUSES = (429, 500, 502, 503, 529)
 NEITHER_TEXT_NOR_TOOL = ("llm: the provider's reply has neither text nor a tool call "
@@ -49,17 +50,11 @@ class Reply:
     total_tokens: Optional[int] = None
     output_tokens: Optional[int] = None
     turn: dict = field(default_factory=dict)
+    usage_problem: Optional[str] = None  # why the reported usage is not usable (then both figures are None)
 
     def to_record(self) -> dict:
         """The reply as plain JSON data (for cassettes)."""
         return asdict(self)
-
-    @classmethod
-    def from_record(cls, data: dict) -> "Reply":
-        """A reply read back from a cassette."""
-        calls = [ToolCall(**c) for c in data.get("calls", [])]
-        return cls(data.get("text"), calls, data.get("finish_reason", ""), data.get("total_tokens"),
-                   data.get("output_tokens"), data.get("turn", {}))
 
 
 class ProviderFailure(Exception):
@@ -121,13 +116,13 @@ class Provider:
             data = json.loads(raw)
         except ValueError:
             snippet = redact(raw[:60], self.secrets)
-            raise llm_error(f"think() JSON error: the reply of {self.shown_url} is not JSON: "
-                            f"{json.dumps(snippet, ensure_ascii=False)}") from None
+            raise answer_error(f"think() JSON error: the reply of {self.shown_url} is not JSON: "
+                               f"{json.dumps(snippet, ensure_ascii=False)}") from None
         if not isinstance(data, dict):
-            raise llm_error(f"think() JSON error: the reply of {self.shown_url} is not a JSON object")
+            raise answer_error(f"think() JSON error: the reply of {self.shown_url} is not a JSON object")
         error = data.get("error")
         if isinstance(error, dict) and error.get("message"):
-            raise llm_error(f"LLM error: {redact(str(error['message']), self.secrets)}")
+            raise answer_error(f"LLM error: {redact(str(error['message']), self.secrets)}")
         return data
 
     def post(self, body: dict, timeout_s: float) -> str:
@@ -207,12 +202,14 @@ class OpenAIProvider(Provider):
             function = item.get("function") if isinstance(item.get("function"), dict) else {}
             calls.append(ToolCall(str(item.get("id", "")), str(function.get("name", "")),
                                   function.get("arguments") or "{}"))
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        usage, problem = _usage_object(data)
+        total, output, problem = checked_usage(usage.get("total_tokens"), usage.get("completion_tokens"),
+                                               "total_tokens", "completion_tokens") if problem is None \
+            else (None, None, problem)
         turn = {"role": "assistant", "content": message.get("content")}
         if message.get("tool_calls"):
             turn["tool_calls"] = message["tool_calls"]
-        return Reply(text, calls, str(choice.get("finish_reason") or ""), _int(usage.get("total_tokens")),
-                     _int(usage.get("completion_tokens")), turn)
+        return Reply(text, calls, str(choice.get("finish_reason") or ""), total, output, turn, problem)
 
     def result_turns(self, results: list[tuple[ToolCall, str]]) -> list[dict]:
         """One `{role: "tool", tool_call_id, content}` message per call."""
@@ -259,11 +256,15 @@ class AnthropicProvider(Provider):
                  and isinstance(b.get("text"), str)]
         calls = [ToolCall(str(b.get("id", "")), str(b.get("name", "")), json.dumps(b.get("input") or {}))
                  for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
-        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-        given = [_int(usage.get("input_tokens")), _int(usage.get("output_tokens"))]
-        total = sum(n for n in given if n is not None) if any(n is not None for n in given) else None
+        usage, problem = _usage_object(data)
+        given, input_problem = usage_figure(usage.get("input_tokens"), "input_tokens")
+        output, output_problem = usage_figure(usage.get("output_tokens"), "output_tokens")
+        problem = problem or input_problem or output_problem
+        if problem is not None:
+            given = output = None
+        total = None if given is None and output is None else (given or 0) + (output or 0)
         return Reply("".join(texts) if texts else None, calls, str(data.get("stop_reason") or ""), total,
-                     given[1], {"role": "assistant", "content": blocks})
+                     output, {"role": "assistant", "content": blocks}, problem)
 
     def result_turns(self, results: list[tuple[ToolCall, str]]) -> list[dict]:
         """One user message carrying a `tool_result` block per call."""
@@ -300,6 +301,11 @@ def _provider_message(err: Exception) -> str:
     return text.strip()[:200] or "no message"
 
 
-def _int(value) -> Optional[int]:
-    """An integer usage figure, or None."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def _usage_object(data: dict) -> tuple[dict, Optional[str]]:
+    """The reply's `usage` object ({} when absent), or why it is not one."""
+    usage = data.get("usage")
+    if usage is None:
+        return {}, None
+    if not isinstance(usage, dict):
+        return {}, "the provider's usage is not a JSON object"
+    return usage, None

@@ -22,15 +22,17 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from ...core.diagnostics import SomaError
-from .errors import llm_error
 from ...syntax import ast
+from ..mocks import request_bound
 from .cassette import Cassette
 from .config import ModelSettings
+from .errors import ProviderAnswerError, llm_error
 from .providers import NEITHER_TEXT_NOR_TOOL, Provider, Reply, provider_for
 from .redact import redact
 from .schema import offered_tools
 from .tools import run_tool_call
 from .transport import RateLimiter, request_tokens, send_with_retries
+from .usage import charged_tokens
 
 MAX_ROUNDS = 10
 
@@ -96,9 +98,10 @@ class ModelClient:
                        "messages": json.loads(json.dumps(conversation)), "tools": tools,
                        "max_tokens": call.max_tokens, "json": call.json_mode}
             sent = json.dumps({"system": call.system, "messages": request["messages"], "tools": tools})
-            with agent.reservation(len(sent.encode()), len(request["messages"]) + 1, call.max_tokens):
+            sent_bytes, messages = len(sent.encode()), len(request["messages"]) + 1
+            with agent.reservation(sent_bytes, messages, call.max_tokens):
                 reply = self.exchange(request, call, provider)
-                self._charge(agent, call, reply, iteration)
+                self._charge(agent, call, reply, iteration, request_bound(sent_bytes, messages, call.max_tokens))
             if reply.calls:
                 if not call.tools:
                     break
@@ -116,15 +119,18 @@ class ModelClient:
         raise llm_error(f"think() exceeded max rounds ({rounds}) of tool calls — raise "
                         "map(\"max_rounds\", N) (≤ 10) or give the model fewer steps")
 
-    def _charge(self, agent, call: ThinkCall, reply: Reply, iteration: int) -> None:
-        """Charge one round's tokens, trace it, and refuse a reply over the max_tokens cap."""
+    def _charge(self, agent, call: ThinkCall, reply: Reply, iteration: int, bound: int) -> None:
+        """Charge one round's tokens (`usage`: a usage figure that is no count costs the request's
+        upper `bound`), trace it, and refuse a reply over the max_tokens cap."""
         reply_chars = len(reply.text or "") + sum(len(c.arguments) + len(c.name) + len(c.id) for c in reply.calls)
         measured = math.ceil(reply_chars / 4)
         reported = reply.output_tokens or 0
         prompt_chars = len(call.prompt) + len(call.system) if iteration == 1 else 0
-        spent = reply.total_tokens if reply.total_tokens is not None else max(
-            math.ceil((prompt_chars + reply_chars) / 4), 1)
-        spent += max(measured - reported, 0)
+        spent = charged_tokens(reply.total_tokens, reply.output_tokens, reply.usage_problem, prompt_chars,
+                               reply_chars, bound)
+        if reply.usage_problem is not None:
+            self.note(f"[agent] warning: {reply.usage_problem} — this exchange is charged its upper bound, "
+                      f"{spent} tokens")
         agent.used += spent
         agent.trace.append(("Think", {
             "iteration": iteration, "prompt": call.prompt if iteration == 1 else "(cont)",
@@ -170,9 +176,14 @@ class ModelClient:
             size = len(json.dumps(provider.body(request)).encode("utf-8"))
             limiter.wait(request_tokens(size, call.max_tokens, settings.tpm))
         timeout_ms = call.timeout_ms or settings.timeout_ms
-        data = send_with_retries(lambda left: provider.send(request, left), settings.retries, timeout_ms,
-                                 lambda text: self.note(redact(text, provider.secrets)),
-                                 on_retry=lambda failure, delay: self._after_retryable(limiter, failure, delay))
+        try:
+            data = send_with_retries(lambda left: provider.send(request, left), settings.retries, timeout_ms,
+                                     lambda text: self.note(redact(text, provider.secrets)),
+                                     on_retry=lambda failure, delay: self._after_retryable(limiter, failure, delay))
+        except ProviderAnswerError as err:  # the provider answered with an error: a replay gives the same
+            if cassette is not None:
+                cassette.record_error(request, err.text)
+            raise
         reply = provider.parse(data)
         if cassette is not None:
             cassette.record(request, reply)
@@ -216,8 +227,10 @@ class ModelClient:
         if target is None:
             return None
         if target not in self.cassettes:
-            self.cassettes[target] = Cassette(target[0], target[1], provider.secrets)
-        return self.cassettes[target]
+            self.cassettes[target] = Cassette(target[0], target[1])
+        cassette = self.cassettes[target]
+        cassette.mask(provider.secrets)
+        return cassette
 
     def replays(self, settings: ModelSettings) -> bool:
         """True when a cassette would answer without a key (so think() needs no key)."""

@@ -21,7 +21,7 @@ from collections import deque
 from typing import Callable
 
 from ...core.diagnostics import SomaError
-from .errors import llm_error
+from .errors import answer_error, llm_error
 from .providers import ProviderFailure
 
 WINDOW_S = 60.0
@@ -44,8 +44,9 @@ def send_with_retries(attempt: Callable[[float], object], retries: int, timeout_
             last = failure
             if failure.timeout:
                 raise timed_out(timeout_ms, failure) from None
-            if not failure.retryable:
-                raise llm_error(f"think() failed: {failure.text}") from None
+            if not failure.retryable:  # a refusing status is the provider's answer; other failures are not
+                error = answer_error if failure.status is not None else llm_error
+                raise error(f"think() failed: {failure.text}") from None
         if number == retries:
             break
         delay = FIRST_DELAY_S * 2 ** number

@@ -7,6 +7,7 @@ import os
 from ...core.diagnostics import SomaError
 from ...project.loader import read_source
 from ...project.settings import load_project, parse_project_text
+from ...runtime.llm.cassette import Cassette
 from ...runtime.llm.config import cassette_mode
 from ...runtime.llm.redact import shown_url
 from .base import Magic, MagicError, split_args
@@ -85,24 +86,23 @@ def cassette_magic(session, run, args: str, body) -> None:
     except SomaError as err:
         raise MagicError(err.detail, words[2] if len(words) == 3 else None) from None
     path = os.path.join(session.directory, os.path.expanduser(words[0]))
-    models.cassettes.pop((path, mode), None)
+    try:  # the whole file is checked now, before the magic says what it holds
+        cassette = Cassette(path, mode)
+    except SomaError as err:
+        raise MagicError(err.text, words[0]) from None
+    models.cassettes[(path, mode)] = cassette
     models.cassette_choice = (path, mode)
-    run.out(f"cassette {words[0]} (mode {mode}): {_cassette_plan(path, mode)}")
+    run.out(f"cassette {words[0]} (mode {mode}): {_cassette_plan(cassette)}")
 
 
-def _cassette_plan(path: str, mode: str) -> str:
-    """What a cassette in `mode` will do with the file at `path`, in words."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            recorded = sum(1 for line in handle if line.strip())
-    except OSError:
-        recorded = None
-    held = f"{recorded or 0} recorded exchange{'' if recorded == 1 else 's'}"
-    if mode == "record":
+def _cassette_plan(cassette: Cassette) -> str:
+    """What a checked cassette will do, in words."""
+    held = f"{cassette.size} recorded exchange{'' if cassette.size == 1 else 's'}"
+    if cassette.mode == "record":
         return "calls the provider and appends every exchange"
-    if mode == "new":
+    if cassette.mode == "new":
         return f"replays its {held}, records the others"
-    if mode == "once" and recorded is None:
+    if cassette.records:
         return "records every exchange (the file does not exist yet)"
     return f"replays its {held} and calls no provider; a request it does not hold is an error"
 
