@@ -263,12 +263,11 @@ def test_a_cell_used_as_a_value_says_how_its_slots_are_read(session):
     session.execute(COUNTER, "a")
     result = session.execute("Counter.count", "b", count=3)
     assert result.error == (
-        "error: cell[3]:1:1: undefined_variable: undefined variable 'Counter'\n"
+        "error: cell[3]:1:1: undefined_variable: cell 'Counter' has no handler 'count'\n"
         "1 | Counter.count\n"
-        "  | ^^^^^^^\n"
-        "  hint: `Counter` is a cell, not a value: its memory slots (`count`) are read by their bare name "
-        "inside its handlers, or at top level when no other cell has a slot of that name; "
-        "`%memory Counter` shows them all")
+        "  | ^^^^^^^^^^^^^\n"
+        "  hint: `count` is a memory slot of `Counter`: it is read by its bare name inside its handlers, "
+        "or at top level when no other cell has a slot of that name; `%memory Counter` shows them all")
 
 
 def test_an_invariant_error_quotes_a_string_value(session):

@@ -102,11 +102,27 @@ def check_calls(index: ProgramIndex, report: Reporter, info: Optional[CellInfo],
         call = use.node
         argc = len(call.args) + (1 if id(call) in piped else 0)
         _check_bare_call(index, report, info, call, argc, helpers or [])
+    locals_ = {id(use.node) for use in facts.names if use.local}
     for node in iter_tree(root):
         if isinstance(node, ast.Call) and node.cell is not None:
             _check_qualified(index, report, node, node.cell, node.func, len(node.args))
         elif isinstance(node, ast.MethodCall):
             _check_method(index, report, info, node)
+        elif isinstance(node, ast.Field) and isinstance(node.obj, ast.Name) and id(node.obj) not in locals_:
+            _check_handler_reference(index, report, node)
+
+
+def _check_handler_reference(index: ProgramIndex, report: Reporter, node: ast.Field) -> None:
+    """`Cell.member` without a call is a handler reference (horde(), vote()…): the cell must have that handler."""
+    info = index.cells.get(node.obj.id)
+    if info is None or resolve_qualified(index, info.name, node.name) is not None:
+        return
+    fix = suggest(node.name, info.handler_names())
+    hint = (f"'{node.name}' is a memory slot of '{info.name}': a cell's slots are read by their bare name "
+            "inside its own handlers" if node.name in info.slots
+            else f"`{info.name}.handler` without a call names one of its handlers (for horde(), vote())")
+    report.error(node, f"cell '{info.name}' has no handler '{node.name}'{did_you_mean(fix)}", "undefined_handler",
+                 hint, fix)
 
 
 def _check_bare_call(index: ProgramIndex, report: Reporter, info: Optional[CellInfo], call: ast.Call,

@@ -869,7 +869,7 @@ class HandlerSource:
         obj = node.obj
         if isinstance(obj, ast.Name) and self.closures.is_slot_name(obj.id, scope):
             return None
-        if self.closures.is_handler_reference(obj, node.name, scope):
+        if self.closures.is_cell_name(obj, scope) or self.closures.is_unknown_cell_name(obj, scope):
             return None
         read = self.constant(get_field, "field")
         return f"{read}({self.expr(obj, scope)}, {node.name!r}, {self.constant(node, 'n')})"

@@ -727,17 +727,32 @@ class Compiler:
         if self.is_handler_reference(obj, node.name, scope):
             reference = f"{obj.id}.{node.name}"
             return lambda f: reference
+        if self.is_cell_name(obj, scope):
+            return self.rt.no_such_handler(obj.id, node.name, node)
+        if self.is_unknown_cell_name(obj, scope):
+            return self.rt.no_such_cell(obj.id, node)
         target = self.expr(obj, scope)
         name = node.name
         return lambda f: get_field(target(f), name, node)
 
     def is_handler_reference(self, obj: ast.Expr, member: str, scope: Scope) -> bool:
         """True for `Cell.handler` written without a call: a reference (horde(), vote())."""
+        return self.is_cell_name(obj, scope) and any(
+            handler.name == member for handler in self.rt.cell_decls[obj.id].handlers)
+
+    def is_cell_name(self, obj: ast.Expr, scope: Scope) -> bool:
+        """True for a bare name that means a cell here (no local or session variable hides it)."""
         if not isinstance(obj, ast.Name) or obj.id not in self.rt.cell_decls or scope.lookup(obj.id) is not None:
             return False
-        if not any(handler.name == member for handler in self.rt.cell_decls[obj.id].handlers):
-            return False
         return not (scope.dynamic and obj.id in self.env)
+
+    def is_unknown_cell_name(self, obj: ast.Expr, scope: Scope) -> bool:
+        """True for an uppercase bare name before `.member` that nothing defines: a cell that does not exist."""
+        if not isinstance(obj, ast.Name) or not obj.id[:1].isupper() or scope.lookup(obj.id) is not None:
+            return False
+        if obj.id in self.rt.variants or obj.id in self.rt.cells or (scope.dynamic and obj.id in self.env):
+            return False
+        return not (self.cell is not None and obj.id in self.cell.slot_decls)
 
     def is_slot_name(self, name: str, scope: Scope) -> bool:
         """True when `name` is a slot (not hidden by a local).

@@ -466,6 +466,26 @@ class Runtime:
                             missing=MissingName(role, node.func, node.cell, nargs))
         return self.bound_handler(state, decl)
 
+    def no_such_handler(self, cell: str, name: str, node):
+        """`Cell.name` where the cell has no handler `name` (a reference for horde(), vote()…): raise when it runs."""
+        error = SomaError("undefined_variable", f"cell '{cell}' has no handler '{name}'", node.span,
+                          missing=MissingName("function", name, cell))
+
+        def fail(frame):
+            raise error
+
+        return fail
+
+    def no_such_cell(self, cell: str, node):
+        """`Cell.member` naming no cell: raise when it runs."""
+        error = SomaError("undefined_variable", f"no cell named '{cell}'", node.obj.span,
+                          missing=MissingName("cell", cell))
+
+        def fail(frame):
+            raise error
+
+        return fail
+
     def unique_handler_owner(self, name: str, nargs: int, node) -> Optional[CellState]:
         """The one cell (or test cell) with handler `name`; ambiguity is an error."""
         owners = [s for s in self.handler_states() if s.handler(name, nargs) is not None]

@@ -22,7 +22,7 @@ def missing_name_hint(runtime, missing: Optional[MissingName]) -> Optional[str]:
         return None
     cells = runtime.cells
     if missing.role == "cell":
-        return _did_you_mean(missing.name, list(cells))
+        return _did_you_mean(missing.name, list(cells)) or f"the cells: {', '.join(cells) or 'none yet'}"
     if missing.role == "variable":
         return _cell_as_value(cells[missing.name]) if missing.name in cells else None
     owners = [cells[missing.owner]] if missing.owner in cells else list(cells.values())
@@ -30,13 +30,25 @@ def missing_name_hint(runtime, missing: Optional[MissingName]) -> Optional[str]:
     if same_name:
         return _arity_hint(missing, same_name)
     known = [decl.name for state in owners for decl in state.decl.handlers]
-    return _did_you_mean(missing.name, known + ([] if missing.owner else list(BUILTINS)))
+    close = _did_you_mean(missing.name, known + ([] if missing.owner else list(BUILTINS)))
+    if close is not None or missing.owner not in cells:
+        return close
+    return _handlers_of(cells[missing.owner], missing.name)
 
 
 def _did_you_mean(wanted: str, known: list[str]) -> Optional[str]:
     """`did you mean `x`?` for the closest known name, if one is close."""
     close = difflib.get_close_matches(wanted, known, n=1)
     return f"did you mean `{close[0]}`?" if close else None
+
+
+def _handlers_of(state, wanted: str) -> str:
+    """What a cell offers when `Cell.wanted` names none of its handlers (and whether `wanted` is its slot)."""
+    listed = ", ".join(f"{decl.name}({_params(decl)})" for decl in state.decl.handlers) or "none"
+    if wanted in state.slots:
+        return (f"`{wanted}` is a memory slot of `{state.name}`: it is read by its bare name inside its handlers, "
+                f"or at top level when no other cell has a slot of that name; `%memory {state.name}` shows them all")
+    return f"the handlers of `{state.name}`: {listed}"
 
 
 def _arity_hint(missing: MissingName, handlers: list) -> str:
