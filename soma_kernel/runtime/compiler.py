@@ -44,6 +44,7 @@ from .values import Variant, display, map_key, type_of
 BREAK = "break"
 CONTINUE = "continue"
 RETURN = "return"
+FOLD_CHAIN_AT = 16  # a left-leaning operator chain this long is evaluated in a loop, not by nested closures
 
 Eval = Callable[[list], object]
 Exec = Callable[[list], Optional[str]]
@@ -655,6 +656,9 @@ class Compiler:
         return minus
 
     def e_Binary(self, node: ast.Binary, scope: Scope) -> Eval:
+        spine = left_spine(node)
+        if len(spine) >= FOLD_CHAIN_AT:
+            return self.folded_chain(spine, scope)
         left = self.expr(node.left, scope)
         right = self.expr(node.right, scope)
         op = node.op
@@ -696,6 +700,41 @@ class Compiler:
                 raise missing_field_error(err, fields, (a, b), f).located(node)
 
         return binary
+
+    def folded_chain(self, spine: list, scope: Scope) -> Eval:
+        """`a + b - c * d …` (a Binary chain leaning left, innermost first) evaluated in one loop.
+
+        Compiling and evaluating a chain by recursion costs Python stack per
+        operator: 4 000 terms exhausted it. Here each step applies its operator
+        to the value so far and its right operand, with the same semantics as
+        `e_Binary` (short-circuit `&&`/`||`/`??`, errors located at the step).
+        """
+        first = self.expr(spine[0].left, scope)
+        steps = tuple((n, n.op, FAST_OPS.get(n.op), SLOW_OPS.get(n.op), self.expr(n.right, scope),
+                       self.field_sides(n, scope)) for n in spine)
+
+        def chain(f):
+            a = first(f)
+            for node, op, fast, slow, right, fields in steps:
+                if op == "&&" or op == "||":
+                    if need_logical(node, op, a) is (op == "||"):
+                        continue
+                    a = need_logical(node, op, right(f))
+                elif op == "??":
+                    if a is None:
+                        a = right(f)
+                else:
+                    b = right(f)
+                    if fast is not None and type(a) is int and type(b) is int:
+                        a = fast(a, b)
+                        continue
+                    try:
+                        a = slow(a, b)
+                    except SomaError as err:
+                        raise missing_field_error(err, fields, (a, b), f).located(node)
+            return a
+
+        return chain
 
     def field_sides(self, node: ast.Binary, scope: Scope) -> list:
         """The sides of a binary operation that read `path.field` of a plain name path, as
@@ -1057,6 +1096,22 @@ def iterate(value, node):
     if isinstance(value, range):
         return value
     raise_at(node, "type", f"cannot iterate over {type_of(value)}")
+
+
+def left_spine(node: ast.Binary) -> list:
+    """The Binary nodes down `node`'s left side, innermost first (`node` last)."""
+    spine = [node]
+    while isinstance(spine[-1].left, ast.Binary):
+        spine.append(spine[-1].left)
+    spine.reverse()
+    return spine
+
+
+def need_logical(node: ast.Binary, op: str, value):
+    """`value` when it is a Bool, else the type error of `&&` / `||` at `node`."""
+    if value is True or value is False:
+        return value
+    raise_at(node, "type", f"'{op}' needs Bool operands, got {type_of(value)}")
 
 
 SLOT_PSEUDO_FIELDS = frozenset({"len", "size", "keys", "values", "entries", "last", "all"})

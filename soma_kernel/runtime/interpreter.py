@@ -312,7 +312,7 @@ class Runtime:
     def compile_statement(self, stmt: ast.Stmt, env: dict):
         """A session/test statement compiled against the session variables."""
         scope = Scope(dynamic=True)
-        run = Compiler(self, None, env).stmt(stmt, scope)
+        run = compiled_within_stack(lambda: Compiler(self, None, env).stmt(stmt, scope), stmt)
         size = scope.size
 
         def execute():
@@ -331,7 +331,7 @@ class Runtime:
     def compile_expression(self, expr: ast.Expr, env: dict):
         """A session/test expression as a no-argument function."""
         scope = Scope(dynamic=True)
-        ev = Compiler(self, None, env).expr(expr, scope)
+        ev = compiled_within_stack(lambda: Compiler(self, None, env).expr(expr, scope), expr)
         size = scope.size
         return lambda: ev([None] * size)
 
@@ -371,7 +371,8 @@ class Runtime:
         checks = [value_checker(p.type, self, param=f"{decl.name}({p.name})") if p.type else None for p in params]
         checks = [None if check is identity else check for check in checks]
         source = HandlerSource(Compiler(self, state))
-        invoke = source.handler(decl, params, checks, Scope(), f"{state.name}.{decl.name}")
+        invoke = compiled_within_stack(
+            lambda: source.handler(decl, params, checks, Scope(), f"{state.name}.{decl.name}"), decl)
         return self.returning_declared_type(state, decl, len(params), invoke)
 
     def returning_declared_type(self, state: CellState, decl: ast.Handler, nargs: int, invoke: Callable):
@@ -657,6 +658,18 @@ class Runtime:
         self.agent.trace_write(kind, fields)
 
 
+
+
+def compiled_within_stack(build: Callable[[], Callable], node: ast.Node) -> Callable:
+    """`build()`, the compiled form of `node`; a clean kind `stack_overflow` error at `node` when
+    its code nests too deeply for the compiler's Python stack (a chain of thousands of calls,
+    fields, indexes or pipes: operator chains are compiled in a loop and never get here)."""
+    try:
+        return build()
+    except RecursionError:
+        raise SomaError("stack_overflow", "this code nests too deeply to compile (a chain of thousands of "
+                        "calls, fields, indexes or pipes) — split it with `let`", node.span,
+                        catchable=False) from None
 
 
 def ambiguous_handler(name: str, owners: Iterable[CellState], node) -> SomaError:

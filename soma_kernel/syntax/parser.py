@@ -228,13 +228,18 @@ def _blanked(text: str, ranges: list[tuple[int, int]]) -> str:
     done = 0
     for start, end in ranges:
         pieces.append(text[done:start])
-        pieces.append(_NOT_LINE_BREAK.sub(" ", text[start:end]))
+        pieces.append(_LINE_RUN.sub(_spaces, text[start:end]))
         done = end
     pieces.append(text[done:])
     return "".join(pieces)
 
 
-_NOT_LINE_BREAK = re.compile(r"[^\r\n]")
+_LINE_RUN = re.compile(r"[^\r\n]+")
+
+
+def _spaces(run: re.Match) -> str:
+    """As many spaces as the run of characters matched (one call per line, not per character)."""
+    return " " * (run.end() - run.start())
 
 
 def _track_bracket(c: str, i: int, stack: list, result: _Scan) -> None:
@@ -247,21 +252,18 @@ def _track_bracket(c: str, i: int, stack: list, result: _Scan) -> None:
         stack.pop()
 
 
+# A string body: runs of plain characters between escapes, unrolled and possessive (as grammar.lark's
+# STRING) so `re` keeps no backtracking state per character or escape: a 10 MB literal scans in constant memory.
+_STRING_BODY = re.compile(r'[^"\\]*+(?:\\[\s\S][^"\\]*+)*+')
+
+
 def _string_end(text: str, start: int) -> int:
     """Offset just past the string literal opened at `start`, or -1."""
     if text.startswith('"""', start):
         end = text.find('"""', start + 3)
         return -1 if end < 0 else end + 3
-    i, n = start + 1, len(text)
-    while i < n:
-        c = text[i]
-        if c == "\\":
-            i += 2
-        elif c == '"':
-            return i + 1
-        else:
-            i += 1
-    return -1
+    end = _STRING_BODY.match(text, start + 1).end()
+    return end + 1 if text.startswith('"', end) else -1
 
 
 def _block_comment_end(text: str, start: int) -> int:
@@ -1511,30 +1513,25 @@ def _duration_ms(text: str) -> int:
 # ---------------------------------------------------------------- strings
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "0": "\0"}
+_ESCAPE = re.compile(r"\\(?:u\{([0-9A-Fa-f]{1,6})\}|([\s\S]))")
+_INTERPOLATION_STOPS = re.compile(r"[{}\\]")
+_TRIPLE_INTERPOLATION_STOPS = re.compile(r"[{}]")
 _LITERAL_SEGMENT = re.compile(r"[0-9,\s]*")
 
 
 def _unescape(raw: str) -> str:
     """Process `\\n \\t \\r \\" \\\\ \\0 \\u{…}`; an unknown escape keeps its backslash."""
-    out: list[str] = []
-    i, n = 0, len(raw)
-    while i < n:
-        c = raw[i]
-        if c != "\\" or i + 1 >= n:
-            out.append(c)
-            i += 1
-            continue
-        nxt = raw[i + 1]
-        if nxt in _ESCAPES:
-            out.append(_ESCAPES[nxt])
-            i += 2
-        elif nxt == "u" and (m := re.match(r"\{([0-9A-Fa-f]{1,6})\}", raw[i + 2:])):
-            out.append(chr(int(m.group(1), 16)))
-            i += 2 + m.end()
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+    if "\\" not in raw:
+        return raw
+    return _ESCAPE.sub(_escaped_char, raw)
+
+
+def _escaped_char(found: re.Match) -> str:
+    """The character one escape sequence stands for (`\\q`, unknown, stays as written)."""
+    code, char = found.groups()
+    if code is not None:
+        return chr(int(code, 16))
+    return _ESCAPES.get(char, "\\" + char)
 
 
 def _plain_string(tok: Token) -> str:
@@ -1562,14 +1559,16 @@ def _split_interpolation(body: str, body_start: int, triple: bool, tok: Token, o
     parts: list = []
     text: list[str] = []
     decode = (lambda s: s) if triple else _unescape
-    i, n, chunk = 0, len(body), 0
-    while i < n:
+    stops = _TRIPLE_INTERPOLATION_STOPS if triple else _INTERPOLATION_STOPS
+    i = chunk = 0
+    while (found := stops.search(body, i)) is not None:
+        i = found.start()
         if body.startswith("{{", i) or body.startswith("}}", i):
             text.append(decode(body[chunk:i]) + body[i])
             i += 2
             chunk = i
             continue
-        if body[i] == "\\" and not triple:
+        if body[i] == "\\":
             i = _escape_end(body, i)
             continue
         if body[i] != "{":
