@@ -366,3 +366,16 @@ async def test_a_code_action_applies_the_did_you_mean(client, tmp_path):
     fixed = "\n".join(lines)
     assert fixed == ORDERS
     assert await replace_text(client, uri, fixed, 2) == []
+
+
+async def test_positions_are_in_utf16_units_after_wide_characters(client, tmp_path):
+    uri = (tmp_path / "wide.cell").as_uri()
+    text = 'cell A {\n    on f() { print("é😀") return len(zzz) }\n}\n'
+    line = text.split("\n")[1]
+    found = shown(await open_document(client, uri, text))
+    start = line.index("zzz") + 1  # the emoji is two UTF-16 units and one code point
+    assert found == [(1, start, 1, start + 3, t.DiagnosticSeverity.Error, "undefined variable 'zzz'")]
+    # the cursor just after `len` (on its `(`): read as code points it would be on `zzz`, which shows nothing
+    hover = await client.text_document_hover_async(t.HoverParams(
+        text_document=doc(uri), position=t.Position(line=1, character=line.index("(zzz") + 1)))
+    assert builtin_entry("len").signature in hover.contents.value

@@ -314,3 +314,91 @@ CURSOR_LINE_JS = """() => {
     const line = element && element.closest('.cm-line');
     return line ? line.textContent : null;
 }"""
+
+
+LSP_CELLS = [
+    "cell Counter {\n    memory { items: List<Int> }\n    on size() { return len(items) }\n}",
+    "%check",
+    "let total = Counter.size()\nprint(totl)",
+]
+
+
+@pytest.fixture
+def lsp_server(tmp_path):
+    """A JupyterLab server whose jupyter-lsp knows the Soma language server (the spec the package's entry point
+    registers, also given as config so a stale installed copy of the metadata cannot hide it), with an unrun
+    Soma notebook."""
+    import json
+
+    import nbformat
+
+    from soma_kernel.lsp.spec import spec
+
+    root = tmp_path / "root"
+    root.mkdir()
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in LSP_CELLS])
+    notebook.metadata["kernelspec"] = {"name": "soma", "display_name": "Soma", "language": "soma"}
+    nbformat.write(notebook, root / "lsp.ipynb")
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "jupyter_server_config.json").write_text(
+        json.dumps({"LanguageServerManager": {"language_servers": spec()}}))
+    os.environ["JUPYTER_CONFIG_DIR"], previous = str(config), os.environ.get("JUPYTER_CONFIG_DIR")
+    try:
+        yield from _serve(tmp_path, root)
+    finally:
+        if previous is None:
+            os.environ.pop("JUPYTER_CONFIG_DIR", None)
+        else:
+            os.environ["JUPYTER_CONFIG_DIR"] = previous
+
+
+WORD_BOX_JS = """text => {
+    const walker = document.createTreeWalker(document.querySelector('.jp-Notebook .jp-Cell .cm-content'),
+                                             NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const at = node.textContent.indexOf(text);
+        if (at >= 0) {
+            const range = document.createRange();
+            range.setStart(node, at);
+            range.setEnd(node, at + text.length);
+            const box = range.getBoundingClientRect();
+            return {x: box.x, y: box.y, width: box.width, height: box.height};
+        }
+    }
+    return null;
+}"""
+UNDERLINED_JS = """() => [...document.querySelectorAll('.jp-Notebook .cm-lintRange-error')].map(e => e.textContent)"""
+
+
+def test_the_language_server_underlines_and_hovers_in_an_unrun_notebook(lsp_server):
+    """jupyterlab-lsp with the Soma server: an undefined name in the third cell is underlined before anything
+    runs, and Ctrl-hovering the builtin `len` in the first cell shows its signature from the registry."""
+    from soma_kernel.runtime.builtins import builtin_entry
+
+    sync_api = _require_browser()
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = ARTIFACTS / "lab_language_server.png"
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(30_000)
+            _open(page, lsp_server, "soma-lsp", "lsp.ipynb")
+            page.get_by_text("Soma | Idle").wait_for(timeout=KERNEL_IDLE_MS)
+            page.wait_for_function(f"() => ({UNDERLINED_JS})().length > 0", timeout=KERNEL_IDLE_MS)
+            underlined = page.evaluate(UNDERLINED_JS)
+            prompts = page.locator(".jp-CodeCell .jp-InputArea-prompt").all_inner_texts()
+            box = page.evaluate(WORD_BOX_JS, "len")
+            page.keyboard.down("Control")
+            page.mouse.move(box["x"] + 4, box["y"] + box["height"] / 2)
+            tooltip = page.locator(".lsp-hover")
+            tooltip.first.wait_for(timeout=KERNEL_IDLE_MS)
+            hover = tooltip.first.inner_text()
+            page.keyboard.up("Control")
+            page.screenshot(path=str(shot))
+        finally:
+            browser.close()
+    assert underlined == ["totl"]
+    assert all("[" not in p or p.strip() == "[ ]:" for p in prompts), f"a cell ran: {prompts}"
+    assert builtin_entry("len").signature in hover, hover
