@@ -61,3 +61,56 @@ def test_nbconvert_html_export_highlights_soma_code():
     body, _ = HTMLExporter().from_notebook_node(notebook)
     assert '<span class="kd">cell</span>' in body
     assert '<span class="kd">invariant</span>' in body
+
+
+def test_uninstall_removes_what_install_wrote_and_only_that(tmp_path, monkeypatch, capsys):
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    keep, drop = tmp_path / "keep", tmp_path / "drop"
+    assert main(["install", "--prefix", str(keep)]) == 0
+    assert main(["install", "--prefix", str(drop), "--name", "soma-b"]) == 0
+    capsys.readouterr()
+    assert main(["uninstall", "--prefix", str(drop), "--name", "soma-b"]) == 0
+    assert capsys.readouterr().out == f"removed kernelspec soma-b from {drop}/share/jupyter/kernels/soma-b\n"
+    assert not (drop / "share" / "jupyter" / "kernels" / "soma-b").exists()
+    assert (drop / "share" / "jupyter" / "kernels").is_dir()  # only the spec's own folder goes
+    monkeypatch.setenv("JUPYTER_PATH", os.pathsep.join([str(keep / "share" / "jupyter"),
+                                                        str(drop / "share" / "jupyter")]))
+    specs = KernelSpecManager().find_kernel_specs()
+    assert "soma-b" not in specs and os.path.samefile(specs["soma"], keep / "share" / "jupyter" / "kernels" / "soma")
+
+
+def test_uninstall_with_nothing_there_says_where_it_looked_and_where_jupyter_finds_one(tmp_path, monkeypatch, capsys):
+    installed, empty = tmp_path / "installed", tmp_path / "empty"
+    assert main(["install", "--prefix", str(installed)]) == 0
+    monkeypatch.setenv("JUPYTER_PATH", str(installed / "share" / "jupyter"))
+    capsys.readouterr()
+    assert main(["uninstall", "--prefix", str(empty)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"soma-kernel uninstall: no kernelspec soma in {empty}/share/jupyter/kernels/soma"
+    assert err[1].startswith(f"  Jupyter finds soma in {installed}/share/jupyter/kernels/soma: remove it with "
+                             "`jupyter kernelspec uninstall soma`")
+    assert (installed / "share" / "jupyter" / "kernels" / "soma" / "kernel.json").is_file()
+
+
+def test_install_user_inside_a_venv_warns_that_the_venvs_own_spec_wins(tmp_path, monkeypatch, capsys):
+    import jupyter_core.paths
+
+    from soma_kernel.kernel import install as installer
+
+    venv, home = tmp_path / "venv", tmp_path / "home"
+    installer.write_spec_dir(str(venv / "share" / "jupyter" / "kernels" / "soma"), "venv-python")
+    monkeypatch.setattr(installer.sys, "prefix", str(venv))
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(home))
+    monkeypatch.setattr(jupyter_core.paths, "prefer_environment_over_user", lambda: True)
+    assert main(["install", "--user"]) == 0
+    out, err = capsys.readouterr()
+    assert out == f"installed kernelspec soma in {home}/kernels/soma\n"
+    assert err.startswith(f"warning: this environment ({venv}) has its own kernelspec soma in "
+                          f"{venv}/share/jupyter/kernels/soma, and Jupyter started from this environment reads it "
+                          "first: the spec just installed for your user is used only by Jupyter outside it.")
+    assert main(["install", "--user", "--name", "soma-user"]) == 0  # no environment spec of that name: no warning
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(jupyter_core.paths, "prefer_environment_over_user", lambda: False)  # not a venv
+    assert main(["install", "--user"]) == 0
+    assert capsys.readouterr().err == ""

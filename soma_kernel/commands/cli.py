@@ -1,4 +1,4 @@
-"""The one command line: `soma-kernel check|test|verify|describe|skeleton|run|install|lsp|kernel`.
+"""The one command line: `soma-kernel check|test|verify|describe|skeleton|run|install|uninstall|lsp|kernel`.
 
 Every command's arguments are declared here, in one argparse parser. What a
 command does is the `run(args) -> int` of its module in this package; that
@@ -59,10 +59,19 @@ def _run(parser: argparse.ArgumentParser) -> None:
 
 
 def _install(parser: argparse.ArgumentParser) -> None:
+    _kernelspec_place(parser, "install")
+
+
+def _uninstall(parser: argparse.ArgumentParser) -> None:
+    _kernelspec_place(parser, "remove")
+
+
+def _kernelspec_place(parser: argparse.ArgumentParser, verb: str) -> None:
+    """Where `install` writes the kernelspec and `uninstall` removes it: the same options for both."""
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--user", action="store_true", help="install for the current user")
-    where.add_argument("--sys-prefix", action="store_true", help="install into this Python's prefix (default)")
-    where.add_argument("--prefix", metavar="P", help="install into the prefix P (P/share/jupyter/kernels)")
+    where.add_argument("--user", action="store_true", help=f"{verb} for the current user")
+    where.add_argument("--sys-prefix", action="store_true", help=f"{verb} in this Python's prefix (default)")
+    where.add_argument("--prefix", metavar="P", help=f"{verb} in the prefix P (P/share/jupyter/kernels)")
     parser.add_argument("--name", help="kernel name (default: soma)")
 
 
@@ -84,6 +93,7 @@ COMMANDS = {
     "skeleton": (_skeleton, "soma-kernel skeleton FILE Cell.signal", "show one skeleton signal's frame"),
     "run": (_run, None, "call one handler: run FILE handler [args]"),
     "install": (_install, None, "install the Jupyter kernelspec"),
+    "uninstall": (_uninstall, None, "remove the Jupyter kernelspec"),
     "lsp": (_lsp, None, "run the Soma language server over stdin/stdout"),
     "kernel": (_kernel, None, "start the Jupyter kernel (used by the kernelspec)"),
 }

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import struct
 import sys
 import tempfile
@@ -83,3 +84,35 @@ def install(user: bool = False, prefix: str | None = None, name: str = KERNEL_NA
     with tempfile.TemporaryDirectory() as scratch:
         source = write_spec_dir(os.path.join(scratch, name), sys.executable)
         return KernelSpecManager().install_kernel_spec(source, kernel_name=name, user=user, prefix=prefix)
+
+
+def spec_dir(user: bool = False, prefix: str | None = None, name: str = KERNEL_NAME) -> str:
+    """The folder `install(user, prefix, name)` writes: the user's Jupyter data folder or PREFIX/share/jupyter."""
+    from jupyter_core.paths import jupyter_data_dir
+
+    root = jupyter_data_dir() if user else os.path.join(prefix or sys.prefix, "share", "jupyter")
+    return os.path.join(root, "kernels", name)
+
+
+def uninstall(user: bool = False, prefix: str | None = None, name: str = KERNEL_NAME) -> str | None:
+    """Remove the kernelspec `install(user, prefix, name)` would write; its folder, or None if none was there."""
+    folder = spec_dir(user, prefix, name)
+    if not os.path.isfile(os.path.join(folder, "kernel.json")):
+        return None
+    shutil.rmtree(folder)
+    return folder
+
+
+def environment_spec_that_wins(name: str = KERNEL_NAME) -> str | None:
+    """In a virtual or conda environment, the environment's own spec `name` if it has one.
+
+    Jupyter run from such an environment reads its data folder before the
+    user's (jupyter_core's `prefer_environment_over_user`), so a `--user` spec
+    of the same name is seen only by Jupyter outside the environment.
+    """
+    from jupyter_core.paths import prefer_environment_over_user
+
+    folder = spec_dir(prefix=sys.prefix, name=name)
+    if prefer_environment_over_user() and os.path.isfile(os.path.join(folder, "kernel.json")):
+        return folder
+    return None
