@@ -189,3 +189,66 @@ def test_without_cells_a_property_applies_to_the_machines_that_have_its_states()
     assert by_machine == {"gate": ["deadlock_free", "never(state == 'broken')"],
                           "lamp": ["deadlock_free", "eventually(state in [done])"]}
     assert not report.passed and text.endswith("VERIFY FAILED — 1 temporal property violated\n")
+
+
+# ---------------------------------------------------------------- soma-kernel run: no key, no mock → kind llm
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+LLM_ENV = ("SOMA_LLM_KEY", "SOMA_LLM_MOCK", "SOMA_LLM_URL", "SOMA_LLM_CASSETTE", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
+BOT = """cell agent Bot {
+    on plain(q: String) { return think(q) }
+    on twice(q: String) {
+        let a = try { think(q) }
+        let b = try { think(q) }
+        return "{a.error != ()} {b.error != ()} {b.kind}"
+    }
+}
+"""
+
+
+def run_cli(folder, *args, **env):
+    """`soma-kernel ARGS` in `folder` with no LLM key or mock in the environment."""
+    environ = {k: v for k, v in os.environ.items() if k not in LLM_ENV}
+    environ.update(env)
+    return subprocess.run([sys.executable, "-m", "soma_kernel", *args], cwd=folder, env=environ,
+                          capture_output=True, text=True, timeout=120)
+
+
+NOTE = 'note: think() has no LLM key — every call raises kind "llm".'
+
+
+@pytest.mark.parametrize("handler, out, code", [
+    ("plain", "", 1),
+    ("twice", '"true true llm"\n', 0),
+])
+def test_run_without_a_key_or_a_mock_notes_once_and_think_raises_llm(tmp_path, handler, out, code):
+    (tmp_path / "bot.cell").write_text(BOT, encoding="utf-8")
+    run = run_cli(tmp_path, "run", "bot.cell", handler, "hello")
+    assert run.returncode == code and run.stdout == out
+    assert run.stderr.count(NOTE) == 1
+    if code:
+        assert "error: bot.cell:2:34: llm: think() has no LLM key and no mock" in run.stderr
+
+
+@pytest.mark.parametrize("toml, env, answer", [
+    ('[agent]\nmock = "echo"\n', {}, '"hello"\n'),
+    ('[agent]\nmock = "fixed:yes"\n', {}, '"yes"\n'),
+    ("", {"SOMA_LLM_MOCK": "echo"}, '"hello"\n'),
+])
+def test_run_with_a_mock_answers_with_it(tmp_path, toml, env, answer):
+    (tmp_path / "bot.cell").write_text(BOT, encoding="utf-8")
+    if toml:
+        (tmp_path / "soma.toml").write_text(toml, encoding="utf-8")
+    run = run_cli(tmp_path, "run", "bot.cell", "plain", "hello", **env)
+    assert (run.returncode, run.stdout, run.stderr) == (0, answer, "")
+
+
+def test_tests_and_notebooks_keep_the_echo_default(tmp_path, session):
+    (tmp_path / "bot.cell").write_text(BOT + 'cell test T {\n    rules {\n        assert plain("hi") == "hi"\n'
+                                       '    }\n}\n', encoding="utf-8")
+    assert run_cli(tmp_path, "test", "bot.cell").returncode == 0
+    session.execute(BOT, "a")
+    assert value(session.execute('plain("hi")', "b")) == "hi"

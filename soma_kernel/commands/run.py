@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     if sys.stdin.isatty():
         runtime.agent.ask = ask_at_terminal
     runtime.agent.approval_remedy = APPROVAL_REMEDY
+    runtime.agent.echo_without_model = False  # outside tests, think() with no key and no mock raises (§8.2)
     restored: list[str] = []
     try:
         store = open_store(default_store_path(args.file))

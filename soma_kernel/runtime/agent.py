@@ -26,6 +26,11 @@ from .values import display, from_json
 THINK_OPTIONS = ("max_tokens", "timeout", "timeout_ms", "max_rounds", "tools_allowed", "requires")
 AUTO_ECHO_NOTE = ("note: no LLM key configured — think() is mocked (echo: the reply is the prompt). "
                   "Script replies with `mock think \"…\"`, or set [agent] mock in soma.toml.")
+NO_KEY_NOTE = ("note: think() has no LLM key — every call raises kind \"llm\". Set SOMA_LLM_KEY (or [agent] key, "
+               "ANTHROPIC_API_KEY, OPENAI_API_KEY), or answer with a mock: [agent] mock = \"echo\" in soma.toml "
+               "or SOMA_LLM_MOCK=echo.")
+NO_KEY_ERROR = ("think() has no LLM key and no mock: set SOMA_LLM_KEY or [agent] key, or [agent] mock = \"echo\" "
+                "in soma.toml")
 
 
 class Agent:
@@ -39,6 +44,7 @@ class Agent:
         self.budget: Optional[int] = None
         self.used = 0
         self.noted_echo = False
+        self.echo_without_model = True  # False (`soma-kernel run`): with no mock and no model, think() raises
         self.trace: list = []
         self.ask: Optional[Callable[[str], bool]] = None  # a person: a terminal (`soma run`) or the notebook
         self.approval_remedy: Optional[str] = None  # how to answer approve() where `mock approve` does not exist
@@ -148,11 +154,15 @@ class Agent:
         return self.unscripted_reply(prompt, max_tokens, cell_name, mode)
 
     def unscripted_reply(self, prompt: str, max_tokens: int, cell_name: Optional[str], mode: Optional[str]) -> str:
-        """The reply of the mock mode `mode` (echo, announced once, when none is set and no model is reachable)."""
+        """The reply of the mock mode `mode`. With none set and no model reachable: echo, announced
+        once (tests, notebooks), or — outside them (`echo_without_model` false) — kind `llm`,
+        announced once, as the reference does outside tests (§8.2)."""
         if mode is None:
             if not self.noted_echo:
                 self.noted_echo = True
-                self.note(AUTO_ECHO_NOTE)
+                self.note(AUTO_ECHO_NOTE if self.echo_without_model else NO_KEY_NOTE)
+            if not self.echo_without_model:
+                raise SomaError("llm", NO_KEY_ERROR)
             mode = "echo"
         if mode == "echo":
             return prompt[: max_tokens * 4]
