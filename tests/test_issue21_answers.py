@@ -252,3 +252,67 @@ def test_tests_and_notebooks_keep_the_echo_default(tmp_path, session):
     assert run_cli(tmp_path, "test", "bot.cell").returncode == 0
     session.execute(BOT, "a")
     assert value(session.execute('plain("hi")', "b")) == "hi"
+
+
+# ---------------------------------------------------------------- [agent] is validated when read
+
+@pytest.mark.parametrize("line, message, hint", [
+    ('provider = "gemini"', "'agent.provider' is 'gemini', which is no provider this implementation speaks "
+     "(providers: openai, anthropic, ollama)", "or use `openai` with a `url` for any OpenAI-compatible server"),
+    ('provider = "antropic"', "'agent.provider' is 'antropic', which is no provider", "did you mean 'anthropic'?"),
+    ('mock = "banana"', "'agent.mock' is 'banana', which is no mock mode (modes: echo, fixed:TEXT, rules:FILE.json)",
+     "write one of the modes, or remove the key"),
+    ('mock = "ecko"', "'agent.mock' is 'ecko', which is no mock mode", "did you mean 'echo'?"),
+    ('mock = "fixed"', "'agent.mock' is 'fixed', which is no mock mode", "did you mean 'fixed:TEXT'?"),
+    ('mock = "rule:r.json"', "'agent.mock' is 'rule:r.json', which is no mock mode", "did you mean 'rules:r.json'?"),
+    ("retries = -2", "'agent.retries' is -2: it must be 0 or more", None),
+    ('retries = "3"', "'agent.retries' must be an integer, found a string", None),
+])
+def test_a_bad_agent_section_is_an_error_at_its_toml_cell(session, line, message, hint):
+    assert session.execute('%%toml\n[agent]\nmock = "fixed:kept"\n', "t0").ok
+    result = session.execute(f"%%toml\n[agent]\n{line}\n", "t1", count=7)
+    assert not result.ok and result.error.startswith(f"error: cell[7]:3:1: {message}")
+    assert result.error.split("\n")[1] == f"3 | {line}"
+    if hint:
+        assert result.error.endswith(f"hint: {hint}")
+    assert session.project.agent == {"mock": "fixed:kept"}
+
+
+@pytest.mark.parametrize("section", ["[agent]", "[models.fast]"])
+def test_a_bad_agent_section_is_an_error_at_load_for_every_command(tmp_path, section):
+    (tmp_path / "bot.cell").write_text(BOT, encoding="utf-8")
+    (tmp_path / "soma.toml").write_text(f'{section}\nprovider = "gemini"\n', encoding="utf-8")
+    for command in (["run", "bot.cell", "plain", "x"], ["check", "bot.cell"], ["test", "bot.cell"],
+                    ["verify", "bot.cell"]):
+        run = run_cli(tmp_path, *command)
+        assert run.returncode == 1 and "soma.toml:2:1: " in run.stderr + run.stdout, command
+        assert "is 'gemini', which is no provider" in run.stderr + run.stdout
+
+
+MODEL_BOT = 'cell agent Bot [model: {name}] {{\n    on plain(q: String) {{ return think(q) }}\n}}\n'
+
+
+@pytest.mark.parametrize("toml, name, message, hint", [
+    ("", "fast", "there is no soma.toml", "add a [models.fast] table to the soma.toml, or remove `model: fast`"),
+    ('[agent]\nmock = "echo"\n', "fast", "it defines no [models] table", "add a [models.fast] table"),
+    ('[models.fast]\nmock = "echo"\n', "fsat", "it defines [models.fast]", "did you mean 'fast'?"),
+])
+def test_a_cell_bound_to_an_undefined_model_is_refused(tmp_path, session, toml, name, message, hint):
+    (tmp_path / "m.cell").write_text(MODEL_BOT.format(name=name), encoding="utf-8")
+    if toml:
+        (tmp_path / "soma.toml").write_text(toml, encoding="utf-8")
+        assert session.execute(f"%%toml\n{toml}", "t").ok
+    expected = f"cell Bot names model '{name}', which the soma.toml does not define ({message})"
+    run = run_cli(tmp_path, "run", "m.cell", "plain", "x")
+    assert run.returncode == 1 and run.stderr.startswith(f"error: m.cell:1:1: {expected}") and hint in run.stderr
+    defined = session.execute(MODEL_BOT.format(name=name), "c")
+    assert defined.error_name == "CheckError" and expected in defined.error and hint in defined.error
+
+
+def test_a_toml_cell_that_drops_a_model_in_use_is_refused(session):
+    assert session.execute('%%toml\n[models.fast]\nmock = "fixed:F"\n', "t").ok
+    assert session.execute(MODEL_BOT.format(name="fast"), "c").ok
+    dropped = session.execute('%%toml\n[agent]\nmock = "echo"\n', "t2")
+    assert dropped.error_name == "MagicError"
+    assert "cell Bot names model 'fast', which the soma.toml does not define" in dropped.error
+    assert value(session.execute('plain("x")', "d")) == "F"

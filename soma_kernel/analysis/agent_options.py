@@ -1,10 +1,12 @@
 """Agent checks: literal `think()` / `think_json()` options must be known,
-and `tools_allowed` may name only tools of the calling cell's face."""
+`tools_allowed` may name only tools of the calling cell's face, and a cell's
+`[model: NAME]` must be a `[models.NAME]` of the soma.toml."""
 
 from __future__ import annotations
 
 from typing import Optional
 
+from ..project.settings import unknown_model
 from ..syntax import ast
 from .context import CellInfo, ProgramIndex, Reporter, did_you_mean, suggest
 from .walk import iter_tree
@@ -29,7 +31,12 @@ def think_options(call: ast.Call) -> Optional[list[tuple[str, ast.Expr]]]:
 
 
 def check(index: ProgramIndex, report: Reporter, project: object) -> None:
-    """Report unknown think() options and tools_allowed naming non-tools."""
+    """Report unknown think() options, tools_allowed naming non-tools, and cells bound
+    to a `[models.NAME]` the soma.toml does not define."""
+    for info in index.cells.values():
+        problem = unknown_model(project, info.decl)
+        if problem is not None:
+            report.error(info.decl, problem[0], "model", problem[1])
     for info, owner in index.bodies():
         for node in iter_tree(owner.body):
             if isinstance(node, ast.Call) and node.cell is None and node.func in THINKERS:

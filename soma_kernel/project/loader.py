@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from ..core.diagnostics import SomaSyntaxError
+from ..core.diagnostics import Diagnostic, SomaSyntaxError
 from ..core.errors import UserError
 from ..core.files import read_text_bounded
 from ..core.records import Record
 from ..syntax.parser import parse
-from .settings import load_project
+from .settings import load_project, unknown_model
 
 
 class LoadedProgram(Record):
@@ -54,4 +54,16 @@ def load(path: str, with_project: bool = True) -> LoadedProgram:
     project = None
     if with_project:
         project = load_project(os.path.dirname(path))
+        _check_model_references(program, project, source, path)
     return LoadedProgram(path, source, program, project)
+
+
+def _check_model_references(program, project, source: str, path: str) -> None:
+    """A cell bound to a `[models.NAME]` the soma.toml lacks is an error at load, at the cell."""
+    for cell in program.cells:
+        problem = unknown_model(project, cell)
+        if problem is not None:
+            message, hint = problem
+            found = Diagnostic("error", message, cell.span, path, "config", hint)
+            raise UserError(f"{found.location()}: {message}", path, cell.span.line, (f"  hint: {hint}",),
+                            found.render(source))

@@ -7,7 +7,8 @@ is fatal for every command, so every problem is a `UserError` worded
 
 Validation rules: unknown top-level sections, unknown keys in `[agent]`,
 `[verify]`, `[verify.after.X]` and `[verify.before.X]`, values of the wrong
-type and empty state lists are errors. `[verify] cells = []` is allowed (it
+type, a negative count, an unknown `provider` or `mock` mode (with did you
+mean) and empty state lists are errors. `[verify] cells = []` is allowed (it
 means every cell of the file).
 """
 
@@ -21,6 +22,7 @@ from ..core.diagnostics import caret_lines
 from ..core.errors import UserError
 from ..core.files import read_text_bounded
 from ..core.records import Record, fresh
+from ..core.spelling import near_miss
 from ..syntax.ast import Span
 
 MANIFEST_NAME = "soma.toml"
@@ -31,6 +33,8 @@ KNOWN_SECTIONS = (
 AGENT_STRING_KEYS = ("mock", "key", "provider", "model", "url", "cassette")
 AGENT_INT_KEYS = ("retries", "rpm", "tpm")
 AGENT_KEYS = AGENT_STRING_KEYS + AGENT_INT_KEYS + ("capabilities",)
+PROVIDERS = ("openai", "anthropic", "ollama")
+MOCK_MODES = ("echo", "fixed:TEXT", "rules:FILE.json")
 VERIFY_LIST_KEYS = ("eventually", "never", "always")
 VERIFY_KEYS = ("cells", "deadlock_free", "fair") + VERIFY_LIST_KEYS + ("after", "before")
 AFTER_KEYS = ("eventually", "never")
@@ -74,6 +78,24 @@ class ProjectConfig(Record):
         """`[package] entry`, the project's main program, when written."""
         value = self.package.get("entry")
         return value if isinstance(value, str) else None
+
+
+def unknown_model(project: Optional[ProjectConfig], cell) -> Optional[tuple[str, str]]:
+    """(message, hint) when `cell agent X [model: NAME]` names a model the soma.toml does not
+    define as `[models.NAME]` (such a cell would silently talk to the defaults), else None."""
+    name = (getattr(cell, "options", None) or {}).get("model")
+    models = project.models if project is not None else {}
+    if name is None or name in models:
+        return None
+    if project is None:
+        where = "there is no soma.toml"
+    elif not models:
+        where = "it defines no [models] table"
+    else:
+        where = f"it defines [models.{'], [models.'.join(models)}]"
+    slip = near_miss(name, models)
+    hint = f"did you mean '{slip}'?" if slip else f"add a [models.{name}] table to the soma.toml, or remove `model: {name}`"
+    return f"cell {cell.name} names model '{name}', which the soma.toml does not define ({where})", hint
 
 
 def load_project(directory: str) -> Optional[ProjectConfig]:
@@ -129,14 +151,49 @@ def _agent_section(table: dict, locator: "_KeyLocator", where: tuple = ("agent",
     for key, value in table.items():
         if key in AGENT_STRING_KEYS:
             _expect(isinstance(value, str), locator, where, key, "a string", value)
+            _check_agent_word(key, value, locator, where)
         elif key in AGENT_INT_KEYS:
             _expect(isinstance(value, int) and not isinstance(value, bool), locator, where, key, "an integer", value)
+            if value < 0:
+                raise locator.error(where, key, f"'{_dotted(where + (key,))}' is {value}: it must be 0 or more")
         elif key == "capabilities":
             _expect_string_list(value, locator, where, key, allow_empty=True)
         else:
             raise locator.error(where, key, f"unknown key '{key}' in [{section}] (known: {', '.join(AGENT_KEYS)})",
                                 _rename_hint(key, AGENT_KEYS))
     return dict(table)
+
+
+def _check_agent_word(key: str, value: str, locator: "_KeyLocator", where: tuple) -> None:
+    """`provider` must name a provider this implementation speaks, `mock` a mock mode (§8.2):
+    anything else is an error here rather than a wrong wire format or a failure at the first think()."""
+    name = _dotted(where + (key,))
+    if key == "provider" and value.lower() not in PROVIDERS:
+        raise locator.error(where, key, f"'{name}' is '{value}', which is no provider this implementation speaks "
+                            f"(providers: {', '.join(PROVIDERS)})",
+                            _value_hint(value.lower(), PROVIDERS, "or use `openai` with a `url` for any "
+                                        "OpenAI-compatible server"))
+    if key == "mock" and value != "echo" and not value.startswith(("fixed:", "rules:")):
+        raise locator.error(where, key, f"'{name}' is '{value}', which is no mock mode "
+                            f"(modes: {', '.join(MOCK_MODES)})", _mock_hint(value))
+
+
+def _mock_hint(value: str) -> str:
+    """The mode a wrong `mock` value was probably meant to be (`ecko` → echo, `rule:x.json` →
+    rules:x.json, `fixed` → fixed:TEXT), else how to write one."""
+    head, colon, rest = value.partition(":")
+    word = head if head in ("echo", "fixed", "rules") else near_miss(head, ("echo", "fixed", "rules"))
+    if word == "echo" and not colon:
+        return "did you mean 'echo'?"
+    if word in ("fixed", "rules"):
+        return f"did you mean '{word}:{rest or ('TEXT' if word == 'fixed' else 'FILE.json')}'?"
+    return "write one of the modes, or remove the key"
+
+
+def _value_hint(value: str, known: tuple, otherwise: str) -> str:
+    """`did you mean 'x'?` for a near miss of a known value, else `otherwise`."""
+    slip = near_miss(value, known)
+    return f"did you mean '{slip}'?" if slip else otherwise
 
 
 def _verify_section(table: dict, locator: "_KeyLocator") -> VerifySettings:

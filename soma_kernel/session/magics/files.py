@@ -6,7 +6,7 @@ import os
 
 from ...core.diagnostics import SomaError
 from ...project.loader import read_source
-from ...project.settings import load_project, parse_project_text
+from ...project.settings import load_project, parse_project_text, unknown_model
 from ...runtime.llm.cassette import Cassette
 from ...runtime.llm.config import cassette_mode
 from ...runtime.llm.redact import shown_url
@@ -64,6 +64,11 @@ def toml_magic(session, run, args: str, body) -> None:
         return
     lines_above = run.code.count("\n") - body.count("\n")
     project = parse_project_text("\n" * lines_above + body, run.origin)  # errors at the cell's own lines
+    for definition in session.definitions.values():
+        problem = unknown_model(project, definition.item)
+        if problem is not None:
+            raise MagicError(f"{problem[0]}: the session's soma.toml is unchanged\n  hint: {problem[1]}",
+                             at_name=True)
     session.set_project(project)
     run.out("soma.toml replaced: " + _summary(project))
 
