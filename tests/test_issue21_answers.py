@@ -316,3 +316,69 @@ def test_a_toml_cell_that_drops_a_model_in_use_is_refused(session):
     assert dropped.error_name == "MagicError"
     assert "cell Bot names model 'fast', which the soma.toml does not define" in dropped.error
     assert value(session.execute('plain("x")', "d")) == "F"
+
+
+# ---------------------------------------------------------------- clear_context() at top level
+
+TWO_AGENTS = """cell agent Desk {
+    on ask(q: String) { return think(q) }
+    on forget() { clear_context() }
+}
+cell agent Help {
+    on ask(q: String) { return think(q) }
+}
+"""
+
+
+@pytest.fixture
+def model_session(tmp_path, monkeypatch):
+    """A session whose soma.toml points at the loopback model server (openai wire), and the server."""
+    from llm_server import LoopbackModel
+
+    for name in LLM_ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    with LoopbackModel() as server:
+        live = Session(directory=str(tmp_path))
+        toml = f'%%toml\n[agent]\nprovider = "openai"\nurl = "{server.url("openai")}"\nkey = "k-test"\n'
+        assert live.execute(toml, "toml").ok
+        assert live.execute(TWO_AGENTS, "cells").ok
+        yield live, server
+
+
+def sent(server, index: int) -> list[str]:
+    """The user/assistant texts of request `index` (the system prompt left out)."""
+    return [m["content"] for m in server.requests[index]["body"]["messages"][1:]]
+
+
+@pytest.mark.parametrize("clear", ["clear_context()", "let n = 1\nclear_context()"])
+def test_clear_context_at_top_level_forgets_every_agents_conversation(model_session, clear):
+    live, server = model_session
+    server.text("d1").text("h1").text("d2").text("h2")
+    live.execute('Desk.ask("one")')
+    live.execute('Help.ask("uno")')
+    assert live.execute(clear).ok
+    live.execute('Desk.ask("two")')
+    live.execute('Help.ask("dos")')
+    assert (sent(server, 2), sent(server, 3)) == (["two"], ["dos"])
+
+
+def test_clear_context_in_a_handler_forgets_only_its_cell(model_session):
+    live, server = model_session
+    server.text("d1").text("h1").text("d2").text("h2")
+    live.execute('Desk.ask("one")')
+    live.execute('Help.ask("uno")')
+    live.execute("Desk.forget()")
+    live.execute('Desk.ask("two")')
+    live.execute('Help.ask("dos")')
+    assert (sent(server, 2), sent(server, 3)) == (["two"], ["uno", "h1", "dos"])
+
+
+def test_a_failed_statement_gives_the_cleared_conversations_back(model_session):
+    live, server = model_session
+    server.text("d1").text("d2")
+    live.execute('Desk.ask("one")')
+    failed = live.execute('clear_context() + 1')
+    assert not failed.ok
+    live.execute('Desk.ask("two")')
+    assert sent(server, 1) == ["one", "d1", "two"]

@@ -300,9 +300,16 @@ class Agent:
             self.host.journal.record(undo)
 
     def clear_context(self, cell_name: Optional[str]) -> None:
-        """clear_context(): forget the calling cell's conversation."""
-        if self._models is not None:
-            self._models.clear_context(cell_name)
+        """clear_context(): forget the calling cell's conversation — called at top level (a
+        notebook line, a test rule: `cell_name` None), every agent's, since no cell is calling.
+        The conversations come back if the statement fails."""
+        if self._models is None:
+            return
+        conversations = self._models.conversations
+        names = list(conversations) if cell_name is None else [cell_name]
+        cleared = {name: conversations.pop(name) for name in names if name in conversations}
+        if cleared:
+            self.record_undo(lambda: conversations.update(cleared))
 
     def forget_conversations(self) -> None:
         """Forget every cell's conversation (a full reset)."""
@@ -316,7 +323,7 @@ class Agent:
     def set_conversation(self, cell_name: Optional[str], messages: Optional[list]) -> None:
         """Make `messages` the cell's conversation (None: it has none)."""
         if messages is None:
-            self.clear_context(cell_name)
+            self.models.clear_context(cell_name)
         else:
             self.models.conversations[cell_name] = messages
 

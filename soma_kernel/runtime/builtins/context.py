@@ -101,9 +101,10 @@ def clear_trace(call):
     call.rt.agent.clear_trace()
 
 
-@builtin("agent", "clear_context() -> ()", "Forget the conversation with the model.", needs_runtime=True, pure=False)
+@builtin("agent", "clear_context() -> ()",
+         "Forget the conversation with the model (at top level: every agent's).", needs_runtime=True, pure=False)
 def clear_context(call):
-    """Forget the calling cell's conversation with the model."""
+    """Forget the calling cell's conversation with the model; at top level, every agent's."""
     call.rt.agent.clear_context(_cell_name(call))
 
 
