@@ -19,6 +19,7 @@ import tempfile
 import zlib
 
 from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_core import paths as jupyter_paths
 
 KERNEL_NAME = "soma"
 
@@ -88,9 +89,7 @@ def install(user: bool = False, prefix: str | None = None, name: str = KERNEL_NA
 
 def spec_dir(user: bool = False, prefix: str | None = None, name: str = KERNEL_NAME) -> str:
     """The folder `install(user, prefix, name)` writes: the user's Jupyter data folder or PREFIX/share/jupyter."""
-    from jupyter_core.paths import jupyter_data_dir
-
-    root = jupyter_data_dir() if user else os.path.join(prefix or sys.prefix, "share", "jupyter")
+    root = jupyter_paths.jupyter_data_dir() if user else os.path.join(prefix or sys.prefix, "share", "jupyter")
     return os.path.join(root, "kernels", name)
 
 
@@ -110,9 +109,7 @@ def environment_spec_that_wins(name: str = KERNEL_NAME) -> str | None:
     user's (jupyter_core's `prefer_environment_over_user`), so a `--user` spec
     of the same name is seen only by Jupyter outside the environment.
     """
-    from jupyter_core.paths import prefer_environment_over_user
-
     folder = spec_dir(prefix=sys.prefix, name=name)
-    if prefer_environment_over_user() and os.path.isfile(os.path.join(folder, "kernel.json")):
+    if jupyter_paths.prefer_environment_over_user() and os.path.isfile(os.path.join(folder, "kernel.json")):
         return folder
     return None
