@@ -284,12 +284,15 @@ def test_the_budget_holds_across_rounds(server):
     assert (err.kind, err.detail) == ("budget", "token budget exhausted: 38/30")
 
 
+# concurrency 1: the loopback server answers its script in arrival order, so the tasks send in turn
 HORDE = """
 cell Crowd {
     memory { said: List<String> }
-    on round(people: List) { return horde(Person.speak, people, map("instance", "id", "on_result", "_said")) }
+    on round(people: List) {
+        return horde(Person.speak, people, map("instance", "id", "on_result", "_said", "concurrency", 1))
+    }
     on budgeted(people: List, limit: Int) {
-        return horde(Person.speak, people, map("budget_tokens", limit, "on_result", "_said"))
+        return horde(Person.speak, people, map("budget_tokens", limit, "on_result", "_said", "concurrency", 1))
     }
     on _said(v: String) { said.push(v) }
     on status(h: String) { return horde_status(h) }

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Callable, Iterator, Optional
 
 from ..core.diagnostics import SomaError
@@ -96,12 +96,17 @@ class Agent:
             return
         budget = self.horde_budget
         reserved = request_bound(request_bytes, messages, max_tokens)
+        while self.host is not None and budget.waits_for_others(reserved):  # concurrent tasks' requests are out
+            if not self.host.gate.wait_until(lambda: not budget.waits_for_others(reserved)):
+                break
         budget.reserve(reserved)
         before = self.used
         try:
             yield
         finally:
             budget.settle(reserved, self.used - before)
+            if self.host is not None:
+                self.host.gate.notify()
 
     # ------------------------------------------------------------ what a failed statement keeps
 
@@ -294,6 +299,11 @@ class Agent:
                 pass
         return DEFAULT_SYSTEM
 
+    def waiting(self):
+        """Around a blocking wait (a model request, a pause): other horde workers run meanwhile
+        (runtime.workers); a no-op outside a worker."""
+        return self.host.gate.outside() if self.host is not None else nullcontext()
+
     def record_undo(self, undo: Callable[[], None]) -> None:
         """Undo `undo` with the running statement if it fails (no-op outside a runtime)."""
         if self.host is not None:
@@ -344,7 +354,8 @@ class Agent:
                 self.note(f"[agent] approval requested: {shown} — approved by SOMA_APPROVE=always")
             return answer
         if self.ask is not None and not under_test:
-            answer = self.ask(shown)
+            with self.host.gate.asking() if self.host is not None else nullcontext():
+                answer = self.ask(shown)
             self.trace.append(("Approval", {"action": text, "approved": answer}))
             return answer
         how = ("script it in the test: `mock approve true` / `mock approve false` before the call"

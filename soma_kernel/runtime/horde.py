@@ -1,12 +1,20 @@
 """horde() / horde_status() / vote(): many runs of one agent handler.
 
-Without workers (`soma test`, `soma run`, the notebook) a horde runs
-synchronously right after the top-level invocation that started it commits:
-tasks in input order, each its own atomic invocation (a failed task leaves
-none of its writes behind) with a fresh budget, conversation and trace,
-retried at once up to `max_attempts`. Callbacks are handlers of the calling
-cell, each run as its own invocation; `on_done` may start the next horde
-(rounds), which runs next. `vote()` runs inside the calling handler.
+A horde runs right after the top-level invocation that started it commits:
+each task its own atomic invocation (a failed task leaves none of its writes
+behind) with a fresh budget, conversation and trace, retried at once up to
+`max_attempts`. In the notebook and under `soma-kernel run` up to
+`concurrency` tasks run at once on worker threads (runtime.workers): their
+model requests, pauses and approve() waits overlap, their Soma code runs one
+line at a time, taken in input order; under `soma test` (and with
+`concurrency` 1) they run one after another in input order. `on_result` runs
+as each task ends, `apply` at the end in input order. Tasks of one agent
+`instance` run in input order, one at a time. Callbacks are handlers of the
+calling cell, each run as its own invocation; `on_done` may start the next
+horde (rounds), which runs next. `vote()` runs inside the calling handler,
+its voters at once when it is called from the driver (not from a task).
+An interrupt cancels the running horde (its running tasks rolled back) and
+the ones queued behind it.
 
 `budget_tokens` is a hard ceiling for the whole horde (providers.md §6): every
 model request of a task or of a callback first reserves an upper bound of its
@@ -22,12 +30,14 @@ over from task to task and horde to horde.
 from __future__ import annotations
 
 import random as _random
+import threading
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..core.diagnostics import SomaError
 from .values import display
+from .workers import View
 
 HORDE_OPTIONS = ("concurrency", "max_attempts", "budget_tokens", "snapshot", "seed", "instance",
                  "on_result", "apply", "on_done", "on_error")
@@ -64,6 +74,14 @@ class HordeBudget:
                 self.reserved -= want
                 self.exhausted = True
                 raise
+
+    def waits_for_others(self, want: int) -> bool:
+        """True when `want` does not fit now only because of other requests' reservations
+        (here or on a parent): once they settle it may fit."""
+        if self.exhausted or self.spent + want > self.limit:
+            return False
+        here = self.reserved > 0 and self.spent + self.reserved + want > self.limit
+        return here or (self.parent is not None and self.parent.waits_for_others(want))
 
     def settle(self, reserved: int, spent: int) -> None:
         """A request is over: `reserved` back, `spent` counted (here and on the parent)."""
@@ -175,7 +193,7 @@ class Hordes:
             if key not in HORDE_OPTIONS:
                 raise SomaError("type", f"horde(): unknown option '{key}' — the options are {', '.join(HORDE_OPTIONS)}")
         checked = dict(options)
-        int_option(options, "concurrency", 1, 1000, 8)
+        checked["concurrency"] = int_option(options, "concurrency", 1, 1000, 8)
         checked["max_attempts"] = int_option(options, "max_attempts", 1, 10, 1)
         checked["budget_tokens"] = int_option(options, "budget_tokens", 1, None, None)
         checked["seed"] = int_option(options, "seed", -(2 ** 63), 2 ** 63 - 1, None)
@@ -223,13 +241,18 @@ class Hordes:
     # ------------------------------------------------------------ running
 
     def drain(self) -> None:
-        """Run every queued horde (and the ones their on_done starts), in order."""
+        """Run every queued horde (and the ones their on_done starts), in order; an
+        interrupt cancels the running horde and every queued one."""
         if self.draining:
             return
         self.draining = True
         try:
             while self.pending:
                 self.run(self.pending.popleft())
+        except KeyboardInterrupt:
+            while self.pending:
+                cancel_counts(self.pending.popleft())
+            raise
         finally:
             self.draining = False
 
@@ -241,17 +264,74 @@ class Hordes:
         agent.horde_budget = horde.budget
         try:
             function = self.target_function(horde.target, 2 if "snapshot" in horde.options else 1, "horde()")
-            for index, item in enumerate(horde.inputs):
-                if self.out_of_budget(horde):
-                    horde.cancelled += 1
-                    continue
-                self.run_task(horde, function, index, item)
+            if self.concurrent(horde):
+                self.run_at_once(horde, function)
+            else:
+                self.run_in_order(horde, function)
             horde.state = "exhausted" if self.out_of_budget(horde) else "done"
-            for result in horde.results:
+            for _index, result in sorted(horde.results, key=lambda pair: pair[0]):
                 self.callback(horde, "apply", [result])
             self.callback(horde, "on_done", [horde.id])
+        except KeyboardInterrupt:
+            cancel_counts(horde)
+            raise
         finally:
             agent.horde_budget, agent.budget, agent.used = saved
+
+    def concurrent(self, horde: Horde) -> bool:
+        """True when the tasks run on workers: outside `soma test`, with concurrency > 1 and
+        more than one task, from the driver (a horde is never run by a worker)."""
+        return (not self.rt.under_test and horde.options["concurrency"] > 1 and len(horde.inputs) > 1
+                and self.rt.gate.current_run() is None)
+
+    def run_in_order(self, horde: Horde, function) -> None:
+        """The tasks one after another, in input order."""
+        for index, item in enumerate(horde.inputs):
+            if self.out_of_budget(horde):
+                horde.cancelled += 1
+                continue
+            self.run_task(horde, function, index, item)
+
+    def run_at_once(self, horde: Horde, function) -> None:
+        """The tasks on up to `concurrency` workers, each taking the next input in order."""
+        rt = self.rt
+        pending = iter(enumerate(horde.inputs))
+        turns = self.instance_turns(horde)
+        ended = [threading.Event() for _ in horde.inputs]
+
+        def job(worker) -> None:
+            for index, item in pending:
+                if self.out_of_budget(horde):
+                    horde.cancelled += 1 + sum(1 for _ in pending)
+                    return
+                before = turns.get(index)
+                if before is not None and not ended[before].is_set():
+                    with rt.gate.outside():
+                        ended[before].wait()
+                try:
+                    self.run_task(horde, function, index, item)
+                finally:
+                    ended[index].set()
+
+        cell_name, seeded = horde.target[0], horde.options["seed"] is not None
+        rt.gate.run(min(horde.options["concurrency"], len(horde.inputs)),
+                    lambda: View(rt, cell_name, agent_fields=True, seeded=seeded), job)
+
+    def instance_turns(self, horde: Horde) -> dict[int, int]:
+        """With `instance`: each task's index -> the index of the previous task of the same
+        instance (it waits for that one to end)."""
+        key = horde.options.get("instance")
+        if key is None:
+            return {}
+        last: dict[str, int] = {}
+        turns = {}
+        for index, item in enumerate(horde.inputs):
+            if isinstance(item, dict) and key in item:
+                name = display(item[key])
+                if name in last:
+                    turns[index] = last[name]
+                last[name] = index
+        return turns
 
     @staticmethod
     def out_of_budget(horde: Horde) -> bool:
@@ -261,28 +341,35 @@ class Hordes:
     def run_task(self, horde: Horde, function, index: int, item) -> None:
         """One task, its retries, and its on_result / on_error; a task the budget
         stopped is counted cancelled, without on_error."""
-        horde.running = 1
-        error: Optional[SomaError] = None
-        for _attempt in range(horde.options["max_attempts"]):
-            try:
-                value = self.attempt(horde, function, index, item)
-            except SomaError as err:
-                error = err
-                if self.out_of_budget(horde):
-                    break
-                continue
-            horde.running = 0
-            horde.done += 1
-            if "apply" in horde.options:
-                horde.results.append(value)
-            self.callback(horde, "on_result", [value])
-            return
-        horde.running = 0
-        if error.kind == "budget" and self.out_of_budget(horde):
-            horde.cancelled += 1
-            return
-        horde.failed += 1
-        self.callback(horde, "on_error", [item, {"error": str(error), "kind": error.kind, "detail": error.detail}])
+        horde.running += 1
+        counted = False
+        try:
+            error: Optional[SomaError] = None
+            for _attempt in range(horde.options["max_attempts"]):
+                try:
+                    value = self.attempt(horde, function, index, item)
+                except SomaError as err:
+                    error = err
+                    if self.out_of_budget(horde):
+                        break
+                    continue
+                horde.running -= 1
+                counted = True
+                horde.done += 1
+                if "apply" in horde.options:
+                    horde.results.append((index, value))
+                self.callback(horde, "on_result", [value])
+                return
+            horde.running -= 1
+            counted = True
+            if error.kind == "budget" and self.out_of_budget(horde):
+                horde.cancelled += 1
+                return
+            horde.failed += 1
+            self.callback(horde, "on_error", [item, {"error": str(error), "kind": error.kind, "detail": error.detail}])
+        finally:
+            if not counted and horde.state != "cancelled":
+                horde.running -= 1
 
     def attempt(self, horde: Horde, function, index: int, item):
         """One attempt of a task as its own invocation, with fresh tokens, budget,
@@ -342,20 +429,43 @@ class Hordes:
     # ------------------------------------------------------------ vote()
 
     def vote(self, reference, item, k) -> dict:
-        """vote(Cell.h, input, k): k fresh calls, tallied by printed value."""
+        """vote(Cell.h, input, k): k fresh calls, tallied by printed value (the earliest voters first)."""
         target = handler_reference(reference, "vote()")
         if type(k) is not int or not 1 <= k <= MAX_VOTERS:
             raise SomaError("type", f"vote(): k must be an Int 1–{MAX_VOTERS}, got {display(k)}")
         function = self.target_function(target, 1, "vote()")
-        votes, first_error = [], None
-        for _ in range(k):
-            try:
-                votes.append(self.voter(function, target[0], item))
-            except SomaError as err:
-                first_error = first_error or err
+        if k > 1 and not self.rt.under_test and self.rt.gate.current_run() is None:
+            outcomes = self.voters_at_once(function, target[0], item, k)
+        else:
+            outcomes = [self.outcome(function, target[0], item) for _ in range(k)]
+        votes = [value for failed, value in outcomes if not failed]
         if not votes:
-            raise first_error
+            raise outcomes[0][1]
         return tally(votes, k)
+
+    def outcome(self, function, cell_name: str, item) -> tuple[bool, object]:
+        """(False, value) of one voter, or (True, its SomaError)."""
+        try:
+            return False, self.voter(function, cell_name, item)
+        except SomaError as err:
+            return True, err
+
+    def voters_at_once(self, function, cell_name: str, item, k: int) -> list:
+        """The k voters on k workers: their writes join the calling invocation's, the
+        conversation left behind is the last voter's (as when they run in turn)."""
+        rt = self.rt
+        outcomes: list = [None] * k
+        conversations: list = [None] * k
+        pending = iter(range(k))
+
+        def job(worker) -> None:
+            for index in pending:
+                outcomes[index] = self.outcome(function, cell_name, item)
+                conversations[index] = worker.hand_over(keep_entries=not outcomes[index][0])[1]
+
+        rt.gate.run(k, lambda: View(rt, cell_name, agent_fields=False, seeded=False), job)
+        rt.agent.set_conversation(cell_name, conversations[-1])
+        return outcomes
 
     def voter(self, function, cell_name: str, item):
         """One voter: a fresh conversation; its writes rolled back if it fails."""
@@ -367,6 +477,13 @@ class Hordes:
         except SomaError:
             journal.rollback(mark)
             raise
+
+
+def cancel_counts(horde: Horde) -> None:
+    """An interrupted horde: every task that has not ended counts as cancelled."""
+    horde.state = "cancelled"
+    horde.cancelled = len(horde.inputs) - horde.done - horde.failed
+    horde.running = 0
 
 
 def tally(votes: list, k: int) -> dict:

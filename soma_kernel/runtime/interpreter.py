@@ -35,6 +35,7 @@ from .machines import MachineInstances, Transitions
 from .memory import CompiledInvariant, Journal, Slot
 from .types import UNCHECKED_RETURNS, identity, return_checker, value_checker
 from .values import Variant, display, equals, map_key, type_of
+from .workers import Gate
 
 RECURSION_LIMIT = 8000
 
@@ -141,6 +142,7 @@ class Runtime:
         self.store = None
         self.guard_cache: dict[tuple, Callable] = {}
         self.hordes = Hordes(self)
+        self.gate = Gate(self)  # who runs Soma code when a horde's workers share the runtime
 
     # ------------------------------------------------------------ definitions
 

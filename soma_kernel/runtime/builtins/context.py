@@ -238,4 +238,5 @@ def sleep(call, ms):
     if mocks.now_ms is not None:
         mocks.now_ms += int(ms)
     else:
-        time.sleep(max(int(ms), 0) / 1000)
+        with call.rt.agent.waiting():
+            time.sleep(max(int(ms), 0) / 1000)

@@ -53,6 +53,20 @@ class ThinkCall:
     json_mode: bool = False
 
 
+class ConversationUndo:
+    """Undo one think()'s growth of a conversation. It names the conversation, so a horde
+    worker can tell this entry (its own conversation's) from a write to shared state."""
+
+    __slots__ = ("conversation", "mark")
+
+    def __init__(self, conversation: list, mark: int):
+        self.conversation = conversation
+        self.mark = mark
+
+    def __call__(self) -> None:
+        del self.conversation[self.mark:]
+
+
 class ModelClient:
     """The program's link to its models (created by the agent on the first real call)."""
 
@@ -76,7 +90,7 @@ class ModelClient:
         provider = scripted or self.provider(call.settings)
         conversation = [] if scripted is not None else self.conversations.setdefault(call.cell_name, [])
         mark = len(conversation)
-        agent.record_undo(lambda: conversation.__delitem__(slice(mark, None)))
+        agent.record_undo(ConversationUndo(conversation, mark))
         started = time.monotonic()
         try:
             conversation.append(provider.user_turn(call.prompt))
@@ -100,7 +114,7 @@ class ModelClient:
             sent = json.dumps({"system": call.system, "messages": request["messages"], "tools": tools})
             sent_bytes, messages = len(sent.encode()), len(request["messages"]) + 1
             with agent.reservation(sent_bytes, messages, call.max_tokens):
-                reply = self.exchange(request, call, provider)
+                reply = self.exchange(agent, request, call, provider)
                 self._charge(agent, call, reply, iteration, request_bound(sent_bytes, messages, call.max_tokens))
             if reply.calls:
                 if not call.tools:
@@ -156,7 +170,7 @@ class ModelClient:
 
     # ------------------------------------------------------------ one exchange
 
-    def exchange(self, request: dict, call: ThinkCall, provider: Provider) -> Reply:
+    def exchange(self, agent, request: dict, call: ThinkCall, provider: Provider) -> Reply:
         """The reply to one request: from the script, the cassette, else from the provider (and recorded)."""
         if provider.scripted:
             return provider.answer(request)
@@ -172,14 +186,16 @@ class ModelClient:
                             "key = \"${ENV_VAR}\" in soma.toml")
         settings = call.settings
         limiter = self.limiter(settings)
-        if limiter is not None:
-            size = len(json.dumps(provider.body(request)).encode("utf-8"))
-            limiter.wait(request_tokens(size, call.max_tokens, settings.tpm))
+        size = len(json.dumps(provider.body(request)).encode("utf-8")) if limiter is not None else 0
         timeout_ms = call.timeout_ms or settings.timeout_ms
+        provider.client()  # built while this thread holds the runtime, used by every worker
         try:
-            data = send_with_retries(lambda left: provider.send(request, left), settings.retries, timeout_ms,
-                                     lambda text: self.note(redact(text, provider.secrets)),
-                                     on_retry=lambda failure, delay: self._after_retryable(limiter, failure, delay))
+            with agent.waiting():  # other horde workers run while this request is out
+                if limiter is not None:
+                    limiter.wait(request_tokens(size, call.max_tokens, settings.tpm))
+                data = send_with_retries(lambda left: provider.send(request, left), settings.retries, timeout_ms,
+                                         lambda text: self.note(redact(text, provider.secrets)),
+                                         on_retry=lambda failure, delay: self._after_retryable(limiter, failure, delay))
         except ProviderAnswerError as err:  # the provider answered with an error: a replay gives the same
             if cassette is not None:
                 cassette.record_error(request, err.text)

@@ -16,6 +16,7 @@ there are fewer than `rpm` requests and room for the request's tokens under
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections import deque
 from typing import Callable
@@ -88,19 +89,21 @@ class RateLimiter:
         self.sleep = sleep
         self.sent: deque = deque()  # (time, tokens)
         self.paused_until = 0.0
+        self.lock = threading.Lock()  # horde workers wait here at once: the window is read and taken as one step
 
     def wait(self, tokens: int) -> None:
         """Block until a send of `tokens` fits in the window, then count it."""
         while True:
-            now = self.clock()
-            while self.sent and self.sent[0][0] <= now - WINDOW_S:
-                self.sent.popleft()
-            pause = self.paused_until - now
-            if pause <= 0:
-                pause = self._window_pause(now, tokens)
-            if pause <= 0:
-                self.sent.append((now, tokens))
-                return
+            with self.lock:
+                now = self.clock()
+                while self.sent and self.sent[0][0] <= now - WINDOW_S:
+                    self.sent.popleft()
+                pause = self.paused_until - now
+                if pause <= 0:
+                    pause = self._window_pause(now, tokens)
+                if pause <= 0:
+                    self.sent.append((now, tokens))
+                    return
             self.sleep(pause)
 
     def _window_pause(self, now: float, tokens: int) -> float:
@@ -114,4 +117,5 @@ class RateLimiter:
     def pause(self, seconds: float) -> None:
         """After a 429: no send before `seconds` from now (when a limit is set)."""
         if self.rpm or self.tpm:
-            self.paused_until = max(self.paused_until, self.clock() + seconds)
+            with self.lock:
+                self.paused_until = max(self.paused_until, self.clock() + seconds)
