@@ -15,7 +15,7 @@ from soma_kernel.core.diagnostics import SomaError
 from soma_kernel.project.settings import parse_project_text
 from soma_kernel.runtime.interpreter import Runtime
 from soma_kernel.runtime.llm.cassette import Cassette, request_key
-from soma_kernel.runtime.llm.config import DEFAULT_SYSTEM
+from soma_kernel.runtime.agent import DEFAULT_SYSTEM
 from soma_kernel.runtime.llm.usage import USAGE_CEILING, charged_tokens, checked_usage
 from soma_kernel.session.session import Session
 from soma_kernel.syntax.parser import parse

@@ -466,7 +466,7 @@ def test_a_2xx_error_body_and_text_parts(server):
         {"type": "text", "text": "two "}, {"type": "text", "text": "parts"}]}}]}
     server.raw(json.dumps(parts))
     assert rt.call("ask", ["x"], cell="Plain") == "two parts"
-    from soma_kernel.runtime.llm.config import DEFAULT_SYSTEM
+    from soma_kernel.runtime.agent import DEFAULT_SYSTEM
     estimated = math.ceil((len("x") + len(DEFAULT_SYSTEM) + len("two parts")) / 4)
     assert rt.agent.used == estimated   # no usage: the estimate, the reply counted once (it was counted twice)
 

@@ -24,6 +24,7 @@ from .shown_text import shown_action
 from .values import display, from_json
 
 THINK_OPTIONS = ("max_tokens", "timeout", "timeout_ms", "max_rounds", "tools_allowed", "requires")
+DEFAULT_SYSTEM = "You are a helpful AI agent. Be concise. Use tools when available."
 AUTO_ECHO_NOTE = ("note: no LLM key configured — think() is mocked (echo: the reply is the prompt). "
                   "Script replies with `mock think \"…\"`, or set [agent] mock in soma.toml.")
 NO_KEY_NOTE = ("note: think() has no LLM key — every call raises kind \"llm\". Set SOMA_LLM_KEY (or [agent] key, "
@@ -144,9 +145,18 @@ class Agent:
         request_bytes = len(prompt.encode()) + len((system or "").encode())
         with self.reservation(request_bytes, 2 if system else 1, max_tokens):
             reply = self.mocked_reply(prompt, max_tokens, cell_name)
-            self.charge(prompt, system, reply, max_tokens)
-        self.trace.append(("Think", {"prompt": prompt, "reply": reply}))
+            spent = self.charge(prompt, system, reply, max_tokens)
+        self.trace_think(1, prompt, system if system is not None else self.system_prompt(cell_name), reply,
+                         spent, "stop")
         return reply
+
+    def trace_think(self, iteration: int, prompt: str, system: str, reply: str, tokens: int,
+                    finish_reason: str) -> None:
+        """The Think record of one model round — the same fields on every path (a mock, the scripted
+        tool rounds, a real model): iteration, prompt and system (`(cont)` and "" after the first
+        round), reply, its tokens, tokens_used() after it, and why the model stopped."""
+        self.trace.append(("Think", {"iteration": iteration, "prompt": prompt, "system": system, "reply": reply,
+                                     "tokens": tokens, "total_tokens": self.used, "finish_reason": finish_reason}))
 
     def mocked_reply(self, prompt: str, max_tokens: int, cell_name: Optional[str]) -> str:
         """The next scripted reply (a scripted error raises), else the mock mode's."""
@@ -205,10 +215,11 @@ class Agent:
             raise SomaError("budget", f"token budget exhausted: the prompt alone is ~{prompt_tokens} tokens, "
                             f"{left} of {self.budget} are left — shorten it or raise set_budget()")
 
-    def charge(self, prompt: str, system: Optional[str], reply: str, max_tokens: int) -> None:
-        """Add a call's tokens to tokens_used."""
-        spent = tokens_of(len(prompt) + len(system or "")) + min(tokens_of(len(reply)), max_tokens)
-        self.used += max(spent, 1)
+    def charge(self, prompt: str, system: Optional[str], reply: str, max_tokens: int) -> int:
+        """Add a mocked call's tokens to tokens_used; the tokens added."""
+        spent = max(tokens_of(len(prompt) + len(system or "")) + min(tokens_of(len(reply)), max_tokens), 1)
+        self.used += spent
+        return spent
 
     def think_json(self, args: list, cell_name: Optional[str]):
         """think() whose reply must be a JSON object (a ```json fence or prose around it is tolerated)."""
@@ -288,8 +299,6 @@ class Agent:
 
     def system_prompt(self, cell_name: Optional[str]) -> str:
         """The cell's `skill:` file text (when readable), else the default system prompt."""
-        from .llm.config import DEFAULT_SYSTEM  # lazy: see `models`
-
         skill = self.cell_options(cell_name).get("skill")
         if skill:
             path = skill if os.path.isabs(skill) else os.path.join(self.project_dir, skill)

@@ -35,7 +35,6 @@ DEFAULT_TIMEOUT_MS = 60_000
 CASSETTE_MODES = ("once", "replay", "record", "new")
 LOCAL_PLACEHOLDER = {"ollama": "ollama"}
 NO_KEY_PLACEHOLDER = "no-key"
-DEFAULT_SYSTEM = "You are a helpful AI agent. Be concise. Use tools when available."
 
 
 @dataclass(frozen=True)

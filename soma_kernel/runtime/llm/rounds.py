@@ -146,10 +146,8 @@ class ModelClient:
             self.note(f"[agent] warning: {reply.usage_problem} — this exchange is charged its upper bound, "
                       f"{spent} tokens")
         agent.used += spent
-        agent.trace.append(("Think", {
-            "iteration": iteration, "prompt": call.prompt if iteration == 1 else "(cont)",
-            "system": call.system if iteration == 1 else "", "reply": reply.text or "",
-            "tokens": spent, "total_tokens": agent.used, "finish_reason": reply.finish_reason}))
+        agent.trace_think(iteration, call.prompt if iteration == 1 else "(cont)", call.system if iteration == 1 else "",
+                          reply.text or "", spent, reply.finish_reason)
         largest = max(measured, reported)
         if largest > call.max_tokens:
             raise llm_error(f"llm: the provider returned {largest} reply tokens for max_tokens "
