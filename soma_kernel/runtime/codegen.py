@@ -20,6 +20,7 @@ from .builtins.collections import range_object
 from .compiler import (SLOW_OPS, Compiler, ControlSignal, Scope, get_field, get_index, is_int_literal,
                        iterate, raise_at)
 from .intlocals import int_locals, is_int_expr
+from .limits import MAX_VALUE_LENGTH, interpolated
 from .inplace import (CONTAINER_TYPES, CONTAINER_TYPES_NAME, GENERATED_UNSHARED, LOCAL_UNSHARED, OWNED_NAME,
                       changed_only, concat_extends, contains_block, extends_itself, generated_owned_test, is_push_target,
                       write_into, written_copy)
@@ -707,7 +708,10 @@ class HandlerSource:
     def x_InterpString(self, node: ast.InterpString, scope: Scope):
         show = self.constant(display, "display")
         parts = [repr(p) if isinstance(p, str) else f"{show}({self.expr(p, scope)})" for p in node.parts]
-        return "(" + " + ".join(parts) + ")" if parts else "''"
+        if not parts:
+            return "''"
+        text, refuse = self.temp(), self.constant(interpolated, "interpolated")
+        return f"({text} if len({text} := {' + '.join(parts)}) <= {MAX_VALUE_LENGTH} else {refuse}({text}))"
 
     def x_Unary(self, node: ast.Unary, scope: Scope):
         operand = self.expr(node.operand, scope)

@@ -36,6 +36,7 @@ from ..syntax.render import render_expr
 from . import ops
 from .builtins import BUILTINS, arity_error, takes
 from .builtins.collections import range_object
+from .limits import interpolated
 from .matrices import matrix_field
 from .inplace import concat_extends, extend_unshared, extends_itself, is_push_target, write_path
 from .patterns import compile_pattern
@@ -595,7 +596,7 @@ class Compiler:
                 ev = self.expr(part, scope)
                 parts.append(lambda f, ev=ev: display(ev(f)))
         parts = tuple(parts)
-        return lambda f: "".join(p(f) for p in parts)
+        return lambda f: interpolated("".join(p(f) for p in parts))
 
     def e_Name(self, node: ast.Name, scope: Scope) -> Eval:
         name = node.id

@@ -21,6 +21,7 @@ import math
 from typing import Any, Callable
 
 from ..core.diagnostics import SomaError
+from .limits import MAX_VALUE_LENGTH, check_length, too_long
 from .matrices import compare_mask, matrix_binary
 from .values import Variant, equals, type_of
 
@@ -89,6 +90,7 @@ def _add_slow(a: Any, b: Any) -> Any:
             return result
         if a and b and len(a) == len(b) and _is_numeric_list(a) and _is_numeric_list(b):
             return [x + y for x, y in zip(a, b)]
+        check_length("+", len(a) + len(b), "elements")
         return a + b
     result = _elementwise("+", add, a, b)
     if result is None:
@@ -105,6 +107,8 @@ def add(a: Any, b: Any) -> Any:
         except OverflowError:
             raise _too_large() from None
     if ta is str and tb is str:
+        if len(a) + len(b) > MAX_VALUE_LENGTH:
+            raise too_long("+", len(a) + len(b))
         return a + b
     return _add_slow(a, b)
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from ...core.diagnostics import SomaError
 from .. import ops
+from ..limits import check_length
 from ..values import Variant, display, equals
 from .checks import expect_int, expect_list, expect_map, expect_str, key_of
 from .registry import builtin
@@ -47,7 +48,8 @@ def map_(*args):
 @builtin(GROUP, "push(list: List, items...) -> List", "A new list with the items appended.", min_args=1, max_args=None)
 def push(xs, *items):
     """push([1], 2, 3) = [1, 2, 3]."""
-    return expect_list("push", xs) + list(items)
+    check_length("push", len(expect_list("push", xs)) + len(items), "elements")
+    return xs + list(items)
 
 
 @builtin(GROUP, "nth(list: List, i: Int) -> Any", "Element at index i, or () when out of bounds.")

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from ...core.diagnostics import SomaError
+from ..limits import MAX_VALUE_LENGTH, check_length
 from ..values import display, equals, map_key, type_of
 from .checks import expect_int, expect_list, expect_map, expect_str
 from .math import fixed_text
@@ -19,8 +20,6 @@ from .registry import builtin
 
 GROUP = "string"
 
-# The widest text pad_left / pad_right will build.
-MAX_PADDED = 10_000_000
 
 
 @builtin(GROUP, "concat(a, b) -> String | concat(a: List, b: List) -> List",
@@ -28,8 +27,11 @@ MAX_PADDED = 10_000_000
 def concat(a, b):
     """concat("a", 1) = "a1"; concat([1], [2]) = [1, 2]."""
     if type(a) is list and type(b) is list:
+        check_length("concat", len(a) + len(b), "elements")
         return a + b
-    return display(a) + display(b)
+    left, right = display(a), display(b)
+    check_length("concat", len(left) + len(right))
+    return left + right
 
 
 def _pad(name: str, s: Any, width: Any, fill: Any) -> tuple[str, int, str]:
@@ -39,8 +41,8 @@ def _pad(name: str, s: Any, width: Any, fill: Any) -> tuple[str, int, str]:
     fill = expect_str(name, fill)
     if not fill:
         raise SomaError("type", f"{name}() needs a non-empty fill")
-    if width > MAX_PADDED:
-        raise SomaError("range", f"{name}(): width {width} is larger than {MAX_PADDED} characters")
+    if width > MAX_VALUE_LENGTH:
+        raise SomaError("range", f"{name}(): width {width} is larger than {MAX_VALUE_LENGTH} characters")
     return text, width - len(text), fill
 
 
@@ -76,7 +78,10 @@ def split(s, delim):
 @builtin(GROUP, "replace(s: String, old: String, new: String) -> String", "Replace every occurrence of `old`.")
 def replace(s, old, new):
     """replace("aXbX", "X", "-") = "a-b-"."""
-    return expect_str("replace", s).replace(expect_str("replace", old), display(new))
+    text, old, new = expect_str("replace", s), expect_str("replace", old), display(new)
+    count = text.count(old) if old else len(text) + 1
+    check_length("replace", len(text) + count * (len(new) - len(old)))
+    return text.replace(old, new)
 
 
 @builtin(GROUP, "contains(haystack, needle) -> Bool",
@@ -336,9 +341,10 @@ def format_(fmt, *args):
             continue
         if next_arg >= len(args):
             raise SomaError("type", f"format(): not enough arguments for {template!r}")
-        if max(int(width or 0), int(precision or 0)) > MAX_PADDED:
-            raise SomaError("range", f"format(): {match.group(0)} asks for more than {MAX_PADDED} characters")
+        if max(int(width or 0), int(precision or 0)) > MAX_VALUE_LENGTH:
+            raise SomaError("range", f"format(): {match.group(0)} asks for more than {MAX_VALUE_LENGTH} characters")
         pieces.append(_format_one(flags, width, precision, letter, args[next_arg]))
+        check_length("format", sum(len(p) for p in pieces))  # one piece over the limit at most
         next_arg += 1
     pieces.append(template[position:])
     return "".join(pieces)
@@ -354,7 +360,9 @@ def join(items, sep="", key=None):
         return inner_join(items, sep, key)
     elements = expect_list("join", items)
     separator = sep if type(sep) is str else display(sep)
-    return separator.join(x if type(x) is str else display(x) for x in elements)
+    texts = [x if type(x) is str else display(x) for x in elements]
+    check_length("join", sum(map(len, texts)) + len(separator) * max(len(texts) - 1, 0))
+    return separator.join(texts)
 
 
 @builtin(GROUP, "slice(xs: List|String, start: Int, end?: Int) -> List|String",
