@@ -92,6 +92,7 @@ def test_a_tool_outside_tools_allowed_is_refused_with_the_providers_text(session
     ('mock think tool weather(city: "Oslo")', "tool error: 'weather' is not a tool of this agent"),
 ])
 def test_bad_arguments_go_back_to_the_model_as_a_tool_error(session, line, refusal):
+    assert session.execute(FORECAST, "other").ok  # `weather` is a tool, of another agent
     session.execute(f'{line}\nmock think "sorry"', "a")
     assert value(session.execute('ask("q")', "b")) == "sorry"
     results = value(session.execute('trace() |> filter(r => r._type == "ToolCall") |> map(r => r.result)', "c"))
@@ -146,6 +147,60 @@ def test_a_positional_argument_is_a_syntax_error_that_says_to_name_it(session):
                             "  |                        ^^^^^^\n"
                             "  hint: name each argument as a model sends it: `mock think tool f(param: value, …)`")
     assert session.execute("%mocks", "b").stream_text() == "no mocks queued\n"
+
+
+FORECAST = '''cell agent Forecast {
+    face {
+        tool weather(city: String) -> String "Tomorrow's weather"
+    }
+    on weather(city: String) { return "sun in {city}" }
+}'''
+
+
+@pytest.mark.parametrize("line, hint", [
+    ('mock think tool no_such_tool(city: "Oslo")',
+     "the face tools: lookup (Weather), forget (Weather); nothing was queued"),
+    ('mock think tool lokup(city: "Oslo")', "did you mean `lookup`? nothing was queued"),
+    ('mock think tool ask(q: "x")', "'ask' is a handler of Weather but no face tool: declare `tool ask(…) -> T \"…\"` "
+                                    "in its face to offer it to the model; nothing was queued"),
+])
+def test_a_tool_no_cell_declares_stops_the_cell_and_queues_nothing(session, line, hint):
+    result = session.execute(f'{line}\nprint("not reached")', "a", count=4)
+    name = line.split("tool ")[1].split("(")[0]
+    assert result.error == (
+        f"error: cell[4]:1:1: mock: mock think tool {name}(…): no cell declares a face tool '{name}'\n"
+        f"1 | {line}\n"
+        f"  | {'^' * len(line)}\n"
+        f"  hint: {hint}")
+    assert "not reached" not in result.stream_text()
+    assert session.execute("%mocks", "b").stream_text() == "no mocks queued\n"
+
+
+def test_with_no_face_tool_at_all_the_hint_says_so(tmp_path):
+    bare = Session(directory=str(tmp_path))
+    result = bare.execute('mock think tool lookup(city: "Oslo")', "a")
+    assert result.error.endswith("hint: no cell declares a face `tool` yet; nothing was queued")
+
+
+def test_check_and_soma_test_refuse_a_tool_no_cell_declares(tmp_path):
+    (tmp_path / "w.cell").write_text(WEATHER + '''
+
+cell test T {
+    rules {
+        mock think tool lokup(city: "Oslo")
+        mock think "x"
+        assert ask("q") == "x"
+    }
+}
+''', encoding="utf-8")
+    check = subprocess.run([sys.executable, "-m", "soma_kernel", "check", "w.cell"], cwd=tmp_path,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+    assert "mock think tool lokup(…): no cell declares a face tool 'lokup' (did you mean 'lookup'?)" in check.stdout
+    assert check.returncode == 1
+    test = subprocess.run([sys.executable, "-m", "soma_kernel", "test", "w.cell"], cwd=tmp_path,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+    assert "error: w.cell:35:9: mock think tool lokup(…): no cell declares a face tool 'lokup'" in test.stdout
+    assert test.returncode == 1
 
 
 def test_only_the_model_asks_for_a_tool(session):

@@ -59,8 +59,11 @@ def _check_rule_names(index: ProgramIndex, report: Reporter, facts, extra_known:
 
 
 def _check_mock(index: ProgramIndex, report: Reporter, rule: ast.RuleMock, helper_names: list[str]) -> None:
-    """`mock X …` must name a mockable builtin or a handler."""
+    """`mock X …` must name a mockable builtin or a handler; `mock think tool f(…)` a face tool."""
     target = rule.target
+    if rule.tool is not None:
+        _check_mock_tool(index, report, rule)
+        return
     if target in MOCKABLE_BUILTINS or target in helper_names:
         return
     if "." in target:
@@ -74,3 +77,13 @@ def _check_mock(index: ProgramIndex, report: Reporter, rule: ast.RuleMock, helpe
     fix = suggest(target, candidates)
     report.error(rule, f"mock {target} names no handler{did_you_mean(fix)}", "mock",
                  "mock think / think_json / approve / now / http_*, or a handler (`mock Cell.handler value`)", fix)
+
+
+def _check_mock_tool(index: ProgramIndex, report: Reporter, rule: ast.RuleMock) -> None:
+    """`mock think tool f(…)`: some cell's face declares the tool `f`."""
+    tools = [tool.name for info in index.cells.values() if info.decl.face is not None for tool in info.decl.face.tools]
+    if rule.tool in tools:
+        return
+    fix = suggest(rule.tool, tools)
+    report.error(rule, f"mock think tool {rule.tool}(…): no cell declares a face tool '{rule.tool}'{did_you_mean(fix)}",
+                 "mock", "script a tool the model can be offered: a `tool` of an agent's face", fix)

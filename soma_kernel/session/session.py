@@ -550,7 +550,8 @@ class Session:
             apply_mock(self.runtime, node, self.runtime.evaluate(node.value, self.variables), run.origin)
             run.failed_line = None
         except SomaError as err:
-            text = self._render_runtime_error(err, node.span, code, origin, MOCK_HINTS.get(node.target, MOCK_HINT))
+            text = self._render_runtime_error(err, node.span, code, origin,
+                                              err.hint or MOCK_HINTS.get(node.target, MOCK_HINT))
             raise CellError("SomaError", err.text, text) from None
 
     # ------------------------------------------------------------ errors

@@ -829,7 +829,11 @@ def _inline(method, _rule: str, children: list, meta):
 
 def _inline_with_span(method, _rule: str, children: list, meta):
     """Like `_inline`, for the methods that also need the rule's span (their first argument)."""
-    return method(_meta_span(meta), *children)
+    span = _meta_span(meta)
+    value = method(span, *children)
+    if isinstance(value, ast.Node) and value.span is ast.NO_SPAN:
+        value.span = span
+    return value
 
 
 _spanned = v_args(wrapper=_inline_with_span)

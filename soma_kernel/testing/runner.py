@@ -9,6 +9,7 @@ them before the ✓ line of the rule that caused them.
 
 from __future__ import annotations
 
+import difflib
 import json
 import random
 import sys
@@ -245,6 +246,7 @@ def apply_mock(rt, rule: ast.RuleMock, value, origin: str = "") -> None:
     """Put a mock's value where the runtime will find it (`origin`: the notebook cell queuing it)."""
     mocks = rt.mocks
     if rule.tool is not None:  # `mock think tool NAME(arg: e, …)`: value holds the arguments, in order
+        _refuse_unknown_tool(rt, rule.tool)
         mocks.think.append(Scripted("tool", (rule.tool, dict(zip(rule.tool_args, value))), origin))
         return
     values = value if isinstance(value, list) else [value]
@@ -263,6 +265,28 @@ def apply_mock(rt, rule: ast.RuleMock, value, origin: str = "") -> None:
     else:
         queue = mocks.handlers.setdefault(rule.target, deque())
         queue.append(Scripted("error" if rule.is_error else "value", value, origin))
+
+
+def _refuse_unknown_tool(rt, name: str) -> None:
+    """A scripted tool call must name a face `tool` some cell declares: no model could be offered another."""
+    tools = {tool.name: cell for cell, decl in rt.cell_decls.items() if decl.face is not None
+             for tool in decl.face.tools}
+    if name in tools:
+        return
+    handlers = [cell for cell, decl in rt.cell_decls.items() if any(h.name == name for h in decl.handlers)]
+    if handlers:
+        hint = (f"'{name}' is a handler of {handlers[0]} but no face tool: declare `tool {name}(…) -> T \"…\"` "
+                "in its face to offer it to the model; nothing was queued")
+    else:
+        close = difflib.get_close_matches(name, sorted(tools), n=1)
+        listed = ", ".join(f"{tool} ({cell})" for tool, cell in tools.items())
+        if close:
+            hint = f"did you mean `{close[0]}`? nothing was queued"
+        elif tools:
+            hint = f"the face tools: {listed}; nothing was queued"
+        else:
+            hint = "no cell declares a face `tool` yet; nothing was queued"
+    raise SomaError("mock", f"mock think tool {name}(…): no cell declares a face tool '{name}'", hint=hint)
 
 
 def rule_assert(rt, rule: ast.RuleAssert, env: dict, place: Callable[..., str]) -> RuleOutcome:
