@@ -140,6 +140,39 @@ async def test_a_half_typed_handler_still_gets_the_diagnostics_of_the_rest(clien
     assert len(found) == 3
 
 
+HALF_TYPED = """\
+cell A {
+    memory { items: List<Int> }
+    on f(x: Int) {
+        HOLE
+        return 1
+    }
+    on g() { return zz }
+}
+
+cell B {
+    on h() { return yy }
+}
+"""
+
+
+@pytest.mark.parametrize("hole", ["let y = foo(", "if x {", 'let s = "open', "let = 3", "return x +",
+                                  "for i in items {", "match x {", "/* open comment", "let y = [1, 2",
+                                  "while true {\n        print(qq)"])
+async def test_every_kind_of_half_typed_line_leaves_the_other_findings(client, tmp_path, hole):
+    uri = (tmp_path / "hole.cell").as_uri()
+    text = HALF_TYPED.replace("HOLE", hole)
+    found = await open_document(client, uri, text)
+    with pytest.raises(SomaSyntaxError) as raised:
+        parse(text)
+    first = raised.value.diagnostic
+    parse_errors = [d for d in found if d.code == "parse"]
+    assert [(d.range.start.line, d.message) for d in parse_errors] == [(first.span.line - 1, first.message)]
+    names = {d.message for d in found if d.code == "undefined_name"}
+    assert {"undefined variable 'zz'", "undefined variable 'yy'"} <= names
+    assert names <= {"undefined variable 'zz'", "undefined variable 'yy'", "undefined variable 'qq'"}
+
+
 @pytest.mark.parametrize("text", [
     "cell A {\n    on f() { return 1 + }\n}\n",
     "cell A {\n    on f() { let x = }\n}\n",

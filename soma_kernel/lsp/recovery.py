@@ -23,6 +23,7 @@ from ..core.diagnostics import Diagnostic, SomaSyntaxError
 from ..core.records import Record, fresh
 from ..syntax import ast
 from ..syntax.parser import parse, parse_fragment
+from ..syntax.tokens import tokenize
 
 MAX_REPAIRS = 4
 MAX_JOINS = 3
@@ -108,8 +109,12 @@ def _repair(code: str, origin: str, notebook: bool, start: int, end: int, error:
         if line <= 0:
             break
         attempt = None
-        for tried in ({line}, {_previous_code_line(code, line, start)}, {line, _previous_code_line(code, line, start)}):
+        previous = _previous_code_line(code, line, start)
+        opener = _misindented_opener(code, start, end, blanked)
+        for tried in ({line}, {previous}, {opener}, {line, previous}):
             lines = blanked | (tried - {0})
+            if lines == blanked:
+                continue
             try:
                 nodes = _parse_in_place(_padded(code, start, end, lines), origin, notebook)
             except SomaSyntaxError as err:
@@ -133,6 +138,38 @@ def _previous_code_line(code: str, line: int, start: int) -> int:
         if lines[number - 1].strip():
             return number
     return 0
+
+
+def _misindented_opener(code: str, start: int, end: int, blanked: set[int]) -> int:
+    """The line of the first `{` ending its line whose matching `}` starts a line at another indentation
+    (the block a missing `}` left open, as the parser's hint finds it), or 0. Blanked lines are skipped."""
+    text = _padded(code, start, end, blanked)
+    stack: list[int] = []
+    for token in tokenize(text[start:]):
+        if token.kind != "bracket" or text[start + token.start] not in "{}":
+            continue
+        at = start + token.start
+        if text[at] == "{":
+            stack.append(at)
+            continue
+        if not stack:
+            continue
+        opener = stack.pop()
+        opener_line = text.rfind("\n", 0, opener) + 1
+        closer_line = text.rfind("\n", 0, at) + 1
+        line_end = text.find("\n", opener)
+        ends_line = not text[opener + 1:line_end if line_end >= 0 else len(text)].strip()
+        if ends_line and not text[closer_line:at].strip() and _indent(text, opener_line) != at - closer_line:
+            return text.count("\n", 0, opener) + 1
+    return 0
+
+
+def _indent(text: str, line_start: int) -> int:
+    """The number of spaces and tabs the line starting at `line_start` begins with."""
+    at = line_start
+    while at < len(text) and text[at] in " \t":
+        at += 1
+    return at - line_start
 
 
 def _padded(code: str, start: int, end: int, blank_lines: frozenset | set = frozenset()) -> str:
