@@ -12,10 +12,10 @@ session checks a definition against every other cell.
 from __future__ import annotations
 
 from ..syntax import ast
-from ..syntax.dangling import keyword_name_problem
 from . import calls
-from .context import ProgramIndex, Reporter, did_you_mean, suggest
+from .context import ProgramIndex, Reporter
 from .scopes import body_facts
+from .test_rules import check_rule_names
 
 
 def check_statements(index: ProgramIndex, report: Reporter, statements: list[ast.Node]) -> None:
@@ -26,21 +26,9 @@ def check_statements(index: ProgramIndex, report: Reporter, statements: list[ast
         root = _checked_part(statement)
         if root is not None:
             facts = body_facts(bound, root)
-            for use in facts.names:
-                name = use.node.id
-                if use.local or name in known or name in index.variants or name in index.handler_owners \
-                        or index.is_builtin(name):
-                    continue
-                problem = keyword_name_problem(use.node)
-                if problem is not None:
-                    kind = "parse" if problem.incomplete else "undefined_name"
-                    report.error(problem, problem.message, kind, problem.hint)
-                    continue
-                fix = suggest(name, set(use.visible) | known)
-                report.error(use.node, f"undefined variable '{name}'{did_you_mean(fix)}", "undefined_name",
-                             f"bind it first (`let {name} = …`) or fix the spelling", fix)
+            check_rule_names(index, report, facts, known, where="", earlier="statement")
             calls.check_calls(index, report, None, facts, root)
-        bound.extend(_bound_by(statement))
+        bound.extend(bound_names(statement))
 
 
 def _checked_part(statement: ast.Node):
@@ -54,7 +42,7 @@ def _checked_part(statement: ast.Node):
     return ast.Block([statement], span=statement.span)
 
 
-def _bound_by(statement: ast.Node) -> list[str]:
+def bound_names(statement: ast.Node) -> list[str]:
     """The session variables a top-level statement binds: `let x`, `x = …`."""
     if isinstance(statement, (ast.Let, ast.RuleLet)):
         return [statement.name]

@@ -25,7 +25,7 @@ def check(index: ProgramIndex, report: Reporter, project: object) -> None:
             for expr in _rule_exprs(rule):
                 extra = [rule.var] if isinstance(rule, ast.RuleProperty) else []
                 facts = body_facts(bound + extra, expr)
-                _check_rule_names(index, report, facts, all_slots | set(helper_names))
+                check_rule_names(index, report, facts, all_slots | set(helper_names))
                 calls.check_calls(index, report, None, facts, expr, test.handlers)
             if isinstance(rule, ast.RuleLet):
                 bound.append(rule.name)
@@ -42,8 +42,9 @@ def _rule_exprs(rule: ast.Node) -> list[ast.Expr]:
     return []
 
 
-def _check_rule_names(index: ProgramIndex, report: Reporter, facts, extra_known: set[str]) -> None:
-    """Undefined names in one rule."""
+def check_rule_names(index: ProgramIndex, report: Reporter, facts, extra_known: set[str],
+                     where: str = " in a test rule", earlier: str = "rule") -> None:
+    """Undefined names in one rule (or notebook statement: `where` and `earlier` name what it is)."""
     for use in facts.names:
         name = use.node.id
         if use.local or name in extra_known or name in index.variants or name in index.handler_owners \
@@ -54,8 +55,8 @@ def _check_rule_names(index: ProgramIndex, report: Reporter, facts, extra_known:
             report.error(problem, problem.message, "parse" if problem.incomplete else "undefined_name", problem.hint)
             continue
         fix = suggest(name, set(use.visible) | extra_known)
-        report.error(use.node, f"undefined variable '{name}' in a test rule{did_you_mean(fix)}", "undefined_name",
-                     f"bind it with `let {name} = …` in an earlier rule", fix)
+        report.error(use.node, f"undefined variable '{name}'{where}{did_you_mean(fix)}", "undefined_name",
+                     f"bind it with `let {name} = …` in an earlier {earlier}", fix)
 
 
 def _check_mock(index: ProgramIndex, report: Reporter, rule: ast.RuleMock, helper_names: list[str]) -> None:

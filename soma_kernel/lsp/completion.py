@@ -15,6 +15,7 @@ import re
 from typing import NamedTuple, Optional
 
 from ..analysis.agent_options import THINK_OPTIONS, THINKERS
+from ..analysis.statements import bound_names
 from ..runtime.builtins import builtin_entry
 from ..session.complete import complete
 from ..session.definitions import Definition, definition_key
@@ -51,17 +52,8 @@ class _SessionView:
                 key = definition_key(item)
                 self.definitions.setdefault(key, Definition(key, item, "", analysis.path, "", ""))
         self.variables = {name: None for statement in analysis.parsed.statements
-                          for name in _bound_names(statement)}
+                          for name in bound_names(statement)}
         self.magics = REGISTRY if notebook else {}
-
-
-def _bound_names(statement: ast.Node) -> list[str]:
-    """The session variables a top-level statement binds."""
-    if isinstance(statement, (ast.Let, ast.RuleLet)):
-        return [statement.name]
-    if isinstance(statement, ast.Assign) and isinstance(statement.target, ast.Name):
-        return [statement.target.id]
-    return []
 
 
 def completions(analysis: Analysis, text: str, offset: int) -> list[Completion]:

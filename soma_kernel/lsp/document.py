@@ -33,21 +33,18 @@ LOST_NAME_KINDS = ("undefined_name", "undefined_function", "undefined_cell", "un
 
 
 class Analysis:
-    """A document's source, parse, project and diagnostics; its tokens and index are made on first use."""
+    """A document's source, parse, program index (the check's: cells, handlers, variants), project and
+    diagnostics; its tokens are made on first use."""
 
-    def __init__(self, source: Source, parsed: Parsed, program: ast.Program, project: Optional[ProjectConfig],
+    def __init__(self, source: Source, parsed: Parsed, index: ProgramIndex, project: Optional[ProjectConfig],
                  diagnostics: list[Diagnostic], path: str):
         self.source = source
         self.parsed = parsed
-        self.program = program
+        self.index = index
+        self.program = index.program
         self.project = project
         self.diagnostics = diagnostics
         self.path = path
-
-    @cached_property
-    def index(self) -> ProgramIndex:
-        """The check's program index (cells, handlers, variants) of what parsed."""
-        return ProgramIndex(self.program)
 
     @cached_property
     def tokens(self) -> list[Token]:
@@ -75,9 +72,7 @@ def analyse(text: str, uri: str, path: str, check: bool = True) -> Analysis:
             found += reporter.diagnostics
     if project_problem is not None:
         found.insert(0, project_problem)
-    analysis = Analysis(source, parsed, program, project, _kept(found, parsed, source.code), path)
-    analysis.__dict__["index"] = index
-    return analysis
+    return Analysis(source, parsed, index, project, _kept(found, parsed, source.code), path)
 
 
 def _kept(diagnostics: list[Diagnostic], parsed: Parsed, code: str) -> list[Diagnostic]:

@@ -59,8 +59,6 @@ COMPLETION_KINDS = {
     "option": types.CompletionItemKind.Property,
 }
 
-log = logging.getLogger(__name__)
-
 
 class SomaLanguageServer(LanguageServer):
     """The pygls server with the Soma workspace, the pending analyses and their single worker."""

@@ -139,7 +139,7 @@ class SymbolIndex:
 
     def _cell(self, decl: ast.CellDecl) -> None:
         """A cell: its name, model option, face, memory, machines, handlers and scheduled blocks."""
-        cell = self._declare(("cell", "", decl.name), decl.kind if decl.kind != "cell" else "cell", decl.name,
+        cell = self._declare(("cell", "", decl.name), decl.kind, decl.name,
                              decl, -1)
         info = self.analysis.index.cells.get(decl.name)
         if info is not None and info.decl is not decl:
