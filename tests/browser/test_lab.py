@@ -15,8 +15,13 @@ each probe token is drawn styled (its computed colour differs from plain text);
 a python3 notebook keeps Python highlighting. Screenshots go to
 test-artifacts/lab_highlight_notebook.png and lab_highlight_file.png.
 
-Without /usr/bin/chromium, or without the playwright package, the test is
-skipped with a message saying how to enable it.
+The language-server test gives jupyter-lsp the Soma server's spec and opens an
+unrun Soma notebook: jupyterlab-lsp underlines its undefined name, Ctrl-hover
+on a builtin shows the registry's signature, and a .cell file in the file
+editor gets its underline too (screenshot test-artifacts/lab_language_server.png).
+
+Without /usr/bin/chromium, or without the playwright package, the tests are
+skipped with a message saying how to enable them.
 """
 
 from __future__ import annotations
@@ -339,6 +344,7 @@ def lsp_server(tmp_path):
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in LSP_CELLS])
     notebook.metadata["kernelspec"] = {"name": "soma", "display_name": "Soma", "language": "soma"}
     nbformat.write(notebook, root / "lsp.ipynb")
+    (root / "typo.cell").write_text(LSP_CELLS[0].replace("len(items)", "len(itms)"), encoding="utf-8")
     config = tmp_path / "config"
     config.mkdir()
     (config / "jupyter_server_config.json").write_text(
@@ -368,12 +374,19 @@ WORD_BOX_JS = """text => {
     }
     return null;
 }"""
-UNDERLINED_JS = """() => [...document.querySelectorAll('.jp-Notebook .cm-lintRange-error')].map(e => e.textContent)"""
+UNDERLINED_JS = """scope => [...document.querySelectorAll(scope + ' .cm-lintRange-error')].map(e => e.textContent)"""
+
+
+def _underlined(page, scope: str) -> list[str]:
+    """The texts the editors under `scope` underline as errors, once there is one (bounded wait)."""
+    page.wait_for_function(f"scope => ({UNDERLINED_JS})(scope).length > 0", arg=scope, timeout=KERNEL_IDLE_MS)
+    return page.evaluate(UNDERLINED_JS, scope)
 
 
 def test_the_language_server_underlines_and_hovers_in_an_unrun_notebook(lsp_server):
     """jupyterlab-lsp with the Soma server: an undefined name in the third cell is underlined before anything
-    runs, and Ctrl-hovering the builtin `len` in the first cell shows its signature from the registry."""
+    runs, Ctrl-hovering the builtin `len` in the first cell shows its signature from the registry, and a
+    misspelt slot in a .cell file open in the file editor is underlined."""
     from soma_kernel.runtime.builtins import builtin_entry
 
     sync_api = _require_browser()
@@ -386,8 +399,7 @@ def test_the_language_server_underlines_and_hovers_in_an_unrun_notebook(lsp_serv
             page.set_default_timeout(30_000)
             _open(page, lsp_server, "soma-lsp", "lsp.ipynb")
             page.get_by_text("Soma | Idle").wait_for(timeout=KERNEL_IDLE_MS)
-            page.wait_for_function(f"() => ({UNDERLINED_JS})().length > 0", timeout=KERNEL_IDLE_MS)
-            underlined = page.evaluate(UNDERLINED_JS)
+            underlined = _underlined(page, ".jp-Notebook")
             prompts = page.locator(".jp-CodeCell .jp-InputArea-prompt").all_inner_texts()
             box = page.evaluate(WORD_BOX_JS, "len")
             page.keyboard.down("Control")
@@ -397,8 +409,11 @@ def test_the_language_server_underlines_and_hovers_in_an_unrun_notebook(lsp_serv
             hover = tooltip.first.inner_text()
             page.keyboard.up("Control")
             page.screenshot(path=str(shot))
+            _open(page, lsp_server, "soma-lsp-file", "typo.cell")
+            in_file = _underlined(page, ".jp-FileEditor")
         finally:
             browser.close()
     assert underlined == ["totl"]
+    assert in_file == ["itms"]
     assert all("[" not in p or p.strip() == "[ ]:" for p in prompts), f"a cell ran: {prompts}"
     assert builtin_entry("len").signature in hover, hover
