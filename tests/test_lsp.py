@@ -29,7 +29,7 @@ cell type Pay {
     }
 }
 
-cell agent Orders [model: fast] {
+cell agent Orders {
     face {
         signal place(id: String, amount: Int) -> Map
         signal total() -> Int
@@ -248,19 +248,20 @@ async def test_hover_shows_builtins_handlers_slots_states_types_and_models(clien
     (tmp_path / "soma.toml").write_text('[models.fast]\nprovider = "anthropic"\nmodel = "claude-x"\n'
                                         'key = "${SECRET_KEY}"\n')
     uri = (tmp_path / "hover.cell").as_uri()
-    await open_document(client, uri, ORDERS)
-    builtin = await hover_at(client, uri, ORDERS, "sum(values")
+    text = ORDERS.replace("cell agent Orders {", "cell agent Orders [model: fast] {")
+    assert await open_document(client, uri, text) == []
+    builtin = await hover_at(client, uri, text, "sum(values")
     entry = builtin_entry("sum")
     assert entry.signature in builtin and entry.doc in builtin
-    handler = await hover_at(client, uri, ORDERS, "place(id: String, amount: Int) {", 1)
+    handler = await hover_at(client, uri, text, "place(id: String, amount: Int) {", 1)
     assert "signal place(id: String, amount: Int) -> Map" in handler and "on place(id: String, amount: Int)" in handler
-    slot = await hover_at(client, uri, ORDERS, "items.set")
+    slot = await hover_at(client, uri, text, "items.set")
     assert "items: Map<String, Int> [persistent]" in slot and "invariant items >= 0" in slot
-    state = await hover_at(client, uri, ORDERS, '"paid"', 2)
+    state = await hover_at(client, uri, text, '"paid"', 2)
     assert "new -> paid { guard { amount > 0 } }" in state and "terminal" in state
-    variant = await hover_at(client, uri, ORDERS, "Card")
+    variant = await hover_at(client, uri, text, "Card")
     assert "**variant `Card`** of `Pay`" in variant and "Cash" in variant
-    model = await hover_at(client, uri, ORDERS, "fast]", 1)
+    model = await hover_at(client, uri, text, "fast]", 1)
     assert "provider: `anthropic`" in model and "SECRET_KEY" not in model
 
 
