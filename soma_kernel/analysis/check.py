@@ -16,13 +16,14 @@ from ..core.diagnostics import Diagnostic
 from ..core.gcpause import paused_gc
 from ..core.records import Record, fresh
 from ..syntax import ast
-from . import (agent_options, calls, cost, face, frames, invariants, machines, matches, names, structure,
-               test_rules, values)
+from . import (agent_options, calls, capabilities, cost, face, frames, invariants, machines, matches, names,
+               structure, test_rules, values)
 from .context import ProgramIndex, Reporter
 
 ANALYSES = (
     structure.check, face.check, names.check, calls.check, machines.check, invariants.check,
     matches.check, values.check, test_rules.check, agent_options.check, frames.check, cost.check,
+    capabilities.check,
 )
 
 

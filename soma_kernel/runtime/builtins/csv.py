@@ -11,6 +11,7 @@ import re
 
 from ...core.diagnostics import SomaError
 from ...core.files import read_text_bounded
+from ..capabilities import require_file
 from ..values import display, to_json
 from .checks import expect_list, expect_map, expect_str
 from .registry import builtin
@@ -90,8 +91,9 @@ def from_csv(text, options=None):
 def read_csv(path, options=None):
     """read_csv("orders.csv")."""
     opts = expect_map("read_csv", options) if options is not None else {}
+    require_file("read_csv", expect_str("read_csv", path), "read")
     try:
-        text = read_text_bounded(expect_str("read_csv", path), encoding="utf-8-sig", newline="")
+        text = read_text_bounded(path, encoding="utf-8-sig", newline="")
     except (OSError, UnicodeDecodeError) as err:
         return {"error": f"{path}: {err.strerror if isinstance(err, OSError) and err.strerror else err}"}
     return rows_of(text, opts)
@@ -114,6 +116,7 @@ def cell_text(value) -> str:
          "Write rows as CSV with the first row's keys as the header.", pure=False)
 def write_csv(path, rows):
     """write_csv("out.csv", rows)."""
+    require_file("write_csv", expect_str("write_csv", path), "write")
     rows = expect_list("write_csv", rows)
     header = [k for k in (rows[0] if rows and isinstance(rows[0], dict) else {}) if not str(k).startswith("_")]
     lines = [",".join(cell_text(h) for h in header)]
@@ -121,7 +124,7 @@ def write_csv(path, rows):
         row = expect_map("write_csv", row)
         lines.append(",".join(cell_text(row.get(h)) for h in header))
     try:
-        with open(expect_str("write_csv", path), "w", encoding="utf-8", newline="") as handle:
+        with open(path, "w", encoding="utf-8", newline="") as handle:
             handle.write("\r\n".join(lines) + "\r\n")
     except OSError as err:
         return {"error": f"{path}: {err.strerror}"}

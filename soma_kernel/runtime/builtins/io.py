@@ -1,4 +1,4 @@
-"""Input/output builtins: print, write_str, read_file, write_file.
+"""Input/output builtins: print, write_str, read_file, write_file (files within a running tool's capability).
 
 `print` writes to `sys.stdout` as it is at call time, so the Jupyter kernel
 and the test runner can capture it by swapping sys.stdout."""
@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 
 from ...core.files import read_text_bounded
+from ..capabilities import require_file
 from ..values import display
 from .checks import expect_str
 from .registry import builtin
@@ -33,8 +34,9 @@ def write_str(s):
 @builtin(GROUP, "read_file(path: String) -> String | {error}", "Read a file as a string; {error} on failure.", pure=False)
 def read_file(path):
     """read_file("notes.txt")."""
+    require_file("read_file", expect_str("read_file", path), "read")
     try:
-        return read_text_bounded(expect_str("read_file", path))
+        return read_text_bounded(path)
     except (OSError, UnicodeDecodeError) as err:
         return {"error": f"{path}: {err.strerror if isinstance(err, OSError) and err.strerror else err}"}
 
@@ -43,8 +45,9 @@ def read_file(path):
          "Write content (stringified) to a file; true on success.", pure=False)
 def write_file(path, content):
     """write_file("out.txt", "hi") = true."""
+    require_file("write_file", expect_str("write_file", path), "write")
     try:
-        with open(expect_str("write_file", path), "w", encoding="utf-8") as handle:
+        with open(path, "w", encoding="utf-8") as handle:
             handle.write(display(content))
         return True
     except OSError as err:

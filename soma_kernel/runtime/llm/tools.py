@@ -3,7 +3,8 @@
 The arguments (a JSON object) bind the handler's parameters by name, each
 type-checked against the face `tool`; extra arguments are ignored. Every
 refusal goes back to the model as a `tool error: …` text rather than
-failing the think() call. The handler runs inside a savepoint: if it raises,
+failing the think() call. The body runs within the tool's `[capability]`
+(runtime.capabilities), so a file or URL outside it is one more refusal. The handler runs inside a savepoint: if it raises,
 its writes are undone and the model gets `tool error: <error>`. A success
 sends the value's display form.
 """
@@ -15,6 +16,7 @@ from typing import Optional
 
 from ...core.diagnostics import SomaError
 from ...syntax import ast
+from ..capabilities import tool_scope
 from ..types import value_checker
 from ..values import display
 from .providers import ToolCall
@@ -37,7 +39,8 @@ def run_tool_call(runtime, cell_name: Optional[str], call: ToolCall, tools: list
         return values
     savepoint = runtime.journal.savepoint()
     try:
-        result = runtime.handler_function(state, decl)(values)
+        with tool_scope(tool.name, tool.capability, runtime.agent.project_dir):
+            result = runtime.handler_function(state, decl)(values)
     except SomaError as err:
         runtime.journal.rollback(savepoint)
         return f"tool error: {err.text}"
