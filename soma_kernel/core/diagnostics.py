@@ -87,7 +87,8 @@ class MissingName(Record, frozen=True):
     """What a name lookup did not find, for hints built from fields, not text.
 
     role is `cell`, `handler` (a handler of that name exists, with another
-    number of arguments), `function` or `variable`; owner the cell asked
+    number of arguments), `function`, `variable` or `model` (think() found no
+    model and no scripted turn to answer it); owner the cell asked
     (`Cell.name(…)`), nargs the number of arguments of the call.
     """
 

@@ -19,7 +19,7 @@ from typing import Callable, Iterator, Optional
 
 from ..core.diagnostics import SomaError
 from ..core.files import read_text_bounded
-from .mocks import Mocks, capped, request_bound, scripted_error, tokens_of
+from .mocks import NO_MODEL, Mocks, capped, request_bound, scripted_error, tokens_of
 from .shown_text import shown_action
 from .values import display, from_json
 
@@ -177,7 +177,7 @@ class Agent:
                 self.noted_echo = True
                 self.note(AUTO_ECHO_NOTE if self.echo_without_model else NO_KEY_NOTE)
             if not self.echo_without_model:
-                raise SomaError("llm", NO_KEY_ERROR)
+                raise SomaError("llm", NO_KEY_ERROR, missing=NO_MODEL)
             mode = "echo"
         if mode == "echo":
             return prompt[: max_tokens * 4]

@@ -8,8 +8,12 @@ import math
 from collections import deque
 from typing import NamedTuple, Optional
 
-from ..core.diagnostics import SomaError
+from ..core.diagnostics import MissingName, SomaError
 from .values import display, to_json
+
+NO_MODEL = MissingName("model", "think")
+"""What a kind `llm` error misses when no model is there to answer (no key, no scripted turn left): a mock is
+the answer, and the notebook's hint says how to write one."""
 
 
 class Scripted(NamedTuple):

@@ -20,6 +20,8 @@ def missing_name_hint(runtime, missing: Optional[MissingName]) -> Optional[str]:
     """The hint for a name lookup that failed, or None to keep the generic one."""
     if missing is None:
         return None
+    if missing.role == "model":
+        return "script the model with `mock think \"reply\"` or set [agent] mock in `%%toml`"
     cells = runtime.cells
     if missing.role == "cell":
         return _did_you_mean(missing.name, list(cells)) or f"the cells: {', '.join(cells) or 'none yet'}"

@@ -64,7 +64,6 @@ RUNTIME_HINTS = {
     "invariant": "the invocation was rolled back: memory is as it was before this statement",
     "guard_failed": "the edge's guard was false; the instance stays in its state",
     "invalid_transition": "see `%diagram CELL` for the edges the machine declares",
-    "llm": "script the model with `mock think \"reply\"` or set [agent] mock in `%%toml`",
 }
 MOCK_HINTS = {
     "think": "`mock think \"reply\"` scripts the model's next reply (a String, or a list of them); "

@@ -8,12 +8,20 @@ and carries no traceback.
 from __future__ import annotations
 
 from ...core.diagnostics import SomaError
+from ..mocks import NO_MODEL
 
 
 def llm_error(text: str) -> SomaError:
     """A catchable kind `llm` error whose shown text is exactly `text`."""
     detail = text[len("llm: "):] if text.startswith("llm: ") else text
     return SomaError("llm", detail, text=text)
+
+
+def no_model_error(text: str) -> SomaError:
+    """A kind `llm` error for a think() that no model answers (no key, no scripted turn left): `missing` says so."""
+    error = llm_error(text)
+    error.missing = NO_MODEL
+    return error
 
 
 

@@ -26,7 +26,7 @@ from ...syntax import ast
 from ..mocks import request_bound
 from .cassette import Cassette
 from .config import ModelSettings
-from .errors import ProviderAnswerError, llm_error
+from .errors import ProviderAnswerError, llm_error, no_model_error
 from .providers import NEITHER_TEXT_NOR_TOOL, Provider, Reply, provider_for
 from .redact import redact
 from .schema import offered_tools
@@ -180,7 +180,7 @@ class ModelClient:
             if not cassette.records:
                 raise cassette.miss(request)
         if call.settings.key is None:
-            raise llm_error(f"think(): no key for {provider.shown_url} — set SOMA_LLM_KEY, or "
+            raise no_model_error(f"think(): no key for {provider.shown_url} — set SOMA_LLM_KEY, or "
                             "key = \"${ENV_VAR}\" in soma.toml")
         settings = call.settings
         limiter = self.limiter(settings)

@@ -17,7 +17,7 @@ from itertools import count
 
 from ..mocks import capped, scripted_error, tokens_of
 from ..values import to_json
-from .errors import llm_error
+from .errors import no_model_error
 from .providers import Provider, Reply, ToolCall
 
 NO_TURN_LEFT = ("think(): the model's scripted turns ran out after a tool call — queue its next turn "
@@ -38,7 +38,7 @@ class ScriptedModel(Provider):
     def answer(self, request: dict) -> Reply:
         """The next scripted turn as the reply to `request`, with the token counts the mocks charge."""
         if not self.queue:
-            raise llm_error(NO_TURN_LEFT)
+            raise no_model_error(NO_TURN_LEFT)
         kind, entry, _ = self.queue.popleft()
         if kind == "error":
             raise scripted_error(entry)
