@@ -4,7 +4,7 @@ nbval leaves an error's `traceback` out of the comparison by default (only
 `ename` and `evalue` are compared). A Soma error's traceback is its whole
 rendered text: position, source line, caret, hint and the frames it was raised
 in, so it is put back into the comparison here. What nbval still skips is
-listed in the README ("The notebooks"); SVG drawings are sanitised by
+listed in the README ("The notebooks"); drawings (SVG data URIs) are sanitised by
 nbval-sanitize.cfg and compared through their DOT text twins.
 """
 
@@ -18,3 +18,11 @@ def pytest_collectstart(collector):
     skipped = getattr(collector, "skip_compare", None)
     if skipped is not None and str(collector.path).endswith(".ipynb"):
         collector.skip_compare = tuple(key for key in skipped if key not in COMPARED_THOUGH_NBVAL_SKIPS)
+
+
+def pytest_collection_modifyitems(items):
+    """Give each notebook cell an empty `funcargs`: pytest-lsp 1.0.1's call wrapper (a plugin the language
+    server's tests bring) returns without yielding for an item that has none, which fails every nbval cell."""
+    for item in items:
+        if str(item.path).endswith(".ipynb") and not hasattr(item, "funcargs"):
+            item.funcargs = {}

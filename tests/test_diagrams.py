@@ -1,5 +1,8 @@
 """Diagrams of state machines: DOT, mermaid, text, SVG bundle and the large-machine fallback."""
 
+import base64
+import html
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -135,17 +138,35 @@ def test_text_listing_guard_and_wildcard(refund):
     assert "    received -> failed (from * -> failed)" in text
 
 
+def _drawing(bundle):
+    """(alt text, SVG text) of a bundle's `<img>` drawing."""
+    match = re.fullmatch(r'<img class="soma-diagram" alt="([^"]*)" src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)">\n',
+                         bundle["text/html"])
+    assert match, bundle["text/html"][:200]
+    return html.unescape(match.group(1)), base64.b64decode(match.group(2)).decode("utf-8")
+
+
 def test_svg_bundle_has_every_state(refund):
     bundle = diagram_bundle(refund, instances={"decided": 5}, highlight=["received", "decided"])
-    assert set(bundle) == {"image/svg+xml", "text/plain"}
+    assert set(bundle) == {"text/html", "text/plain"}
     assert bundle["text/plain"] == to_dot(refund, {"decided": 5}, ["received", "decided"])
-    image = bundle["image/svg+xml"]
+    alt, image = _drawing(bundle)
     root = ET.fromstring(image)
     assert root.tag.endswith("svg")
     for state in refund.states:
         assert f">{state}</text>" in image
     assert "5 live" in image
     assert "<!--" not in image and "<?xml" not in image
+    assert re.fullmatch(rf"state machine {refund.name}: {len(refund.states)} states, \d+ edges, "
+                        rf"initial {refund.initial}; highlighted path received → decided", alt)
+
+
+def test_a_drawing_is_an_image_an_untrusted_notebook_keeps(triage):
+    """JupyterLab's sanitizer strips inline <svg> and does not render image/svg+xml untrusted: only an <img> shows."""
+    bundle = diagram_bundle(triage)
+    assert "image/svg+xml" not in bundle and "<svg" not in bundle["text/html"]
+    alt, image = _drawing(bundle)
+    assert image.startswith("<svg") and "highlighted" not in alt
 
 
 def test_svg_is_byte_stable(triage):

@@ -183,14 +183,15 @@ def wait_idle(client, msg_id, timeout=20):
     raise AssertionError("the kernel did not go idle before the timeout")
 
 
-def test_diagram_is_display_data_with_svg_and_dot(kernel):
+def test_diagram_is_display_data_with_an_svg_image_and_dot(kernel):
     _, client = kernel
     run(client, COUNTER)
     run(client, 'open_door("d1")')
     reply, messages = run(client, "%diagram Counter d1")
     assert reply["status"] == "ok"
     data = of_type(messages, "display_data")[0]["data"]
-    assert data["image/svg+xml"].lstrip().startswith(("<svg", "<?xml"))
+    assert data["text/html"].startswith('<img class="soma-diagram" alt="state machine door: ')
+    assert 'src="data:image/svg+xml;base64,' in data["text/html"]
     assert "closed" in data["text/plain"] and "open" in data["text/plain"]
 
 
@@ -202,15 +203,16 @@ def test_map_value_shows_as_html_table(kernel):
     assert data["text/plain"].startswith("{")
 
 
-def test_verify_shows_a_widget_with_a_text_twin(kernel):
+def test_verify_shows_a_static_report_with_a_text_twin(kernel):
     _, client = kernel
     run(client, COUNTER)
     reply, messages = run(client, "%verify")
     assert reply["status"] == "ok"
     data = of_type(messages, "display_data")[0]["data"]
-    assert "application/vnd.jupyter.widget-view+json" in data
+    assert set(data) == {"text/plain", "text/html"}
     assert "State machine 'door'" in data["text/plain"]
-    assert any(m["msg_type"] == "comm_open" for m in messages)
+    assert data["text/html"].startswith('<div class="soma-report">')
+    assert not any(m["msg_type"] == "comm_open" for m in messages)  # no widget: nothing needs the widget manager
 
 
 def test_completion_of_cell_members_and_magics(kernel):

@@ -11,7 +11,7 @@ from helpers import running_kernel
 from test_kernel_protocol import of_type, run
 from test_session_seed import REFUND, TRIAGE, read, rule_cells, split_at
 
-WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+SVG_IMAGE = '<img class="soma-diagram" alt="state machine '
 
 
 @pytest.fixture
@@ -60,17 +60,17 @@ def test_refund_agent_explored_through_the_kernel(kernel):
     assert out == "RefundAgent r4: escalated\n  history: received → decided → escalated\n  next: none (terminal)\n"
     assert '"paid_by_day": {' in cell(client, "%memory RefundAgent")[3][0]["text/plain"]
     live = cell(client, "%diagram RefundAgent")[3][0]
-    assert live["image/svg+xml"].lstrip().startswith(("<svg", "<?xml")) and "2 live" in live["text/plain"]
+    assert live["text/html"].startswith(SVG_IMAGE) and "2 live" in live["text/plain"]
     path = cell(client, "%diagram RefundAgent request r4")[3][0]["text/plain"]
     assert '"decided" -> "escalated" [color="#d62728"' in path
 
     cell(client, tests)
     verify = cell(client, "%verify")[3][0]
-    assert WIDGET_MIME in verify
+    assert set(verify) == {"text/plain", "text/html"} and SVG_IMAGE in verify["text/html"]
     assert verify["text/plain"] == read(REFUND, "expected", "verify.txt").replace(
         "Verifying refund_agent.cell...", "Verifying session.cell...")
     report = cell(client, "%test")[3][0]
-    assert WIDGET_MIME in report and report["text/plain"] == read(REFUND, "expected", "test.txt")
+    assert report["text/html"].startswith('<div class="soma-report">') and report["text/plain"] == read(REFUND, "expected", "test.txt")
 
 
 def test_refund_rules_in_the_kernel_print_the_seed_lines(kernel):

@@ -13,13 +13,19 @@ Conventions shared by all renderers:
 - `highlight` (a list of states: an instance's path or a counter-example)
   draws those states and each step between consecutive ones in red.
 
-`diagram_bundle` lays the DOT out as SVG under a time limit. A machine above
-the size limit, or one whose layout times out, gets a message and a table
-of its edges instead; text/plain is always the DOT source.
+`diagram_bundle` lays the DOT out as SVG under a time limit and shows it as
+an `<img src="data:image/svg+xml;base64,…">` in text/html: JupyterLab's
+sanitizer keeps such an image in an untrusted notebook (a freshly cloned or
+shared one), where it strips an inline `<svg>` and does not render a bare
+image/svg+xml output. The image's alt text names the machine, its size and
+the highlighted path. A machine above the size limit, or one whose layout
+times out, gets a message and a table of its edges instead; text/plain is
+always the DOT source.
 """
 
 from __future__ import annotations
 
+import base64
 import html
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional, Sequence
@@ -211,9 +217,9 @@ def diagram_bundle(model: MachineModel, instances: Optional[Mapping[str, int]] =
                    timeout: float = svg.DEFAULT_TIMEOUT) -> dict:
     """The mime bundle a notebook shows for a machine.
 
-    {"image/svg+xml": svg, "text/plain": dot} normally; when the machine is
-    too large or its layout exceeds `timeout` seconds (or no renderer is
-    installed), {"text/html": message + edge table, "text/plain": dot}.
+    {"text/html": the drawing as an `<img>`, "text/plain": dot} normally; when
+    the machine is too large or its layout exceeds `timeout` seconds (or no
+    renderer is installed), {"text/html": message + edge table, "text/plain": dot}.
     """
     dot = to_dot(model, instances, highlight)
     edge_count = len(_view(model, None, None).edges)
@@ -231,7 +237,23 @@ def diagram_bundle(model: MachineModel, instances: Optional[Mapping[str, int]] =
     except svg.RenderError as exc:
         reason = f"the diagram of state machine '{model.name}' could not be drawn ({exc}); its edges are listed instead."
         return _fallback_bundle(model, dot, reason, instances, highlight)
-    return {"image/svg+xml": image, "text/plain": dot}
+    return {"text/html": svg_image_html(image, drawing_description(model, highlight)), "text/plain": dot}
+
+
+def svg_image_html(svg_text: str, description: str) -> str:
+    """An SVG drawing as an `<img>` with a data URI (kept by notebook sanitizers) and `description` as alt text."""
+    data = base64.b64encode(svg_text.encode("utf-8")).decode("ascii")
+    return (f'<img class="soma-diagram" alt="{html.escape(description)}" '
+            f'src="data:image/svg+xml;base64,{data}">\n')
+
+
+def drawing_description(model: MachineModel, highlight: Optional[Sequence[str]] = None) -> str:
+    """What a drawing shows, in words: the machine, its size, and the highlighted path if any."""
+    edges = len(_view(model, None, None).edges)
+    text = f"state machine {model.name}: {len(model.states)} states, {edges} edges, initial {model.initial}"
+    if highlight:
+        text += "; highlighted path " + " → ".join(highlight)
+    return text
 
 
 def _fallback_bundle(model: MachineModel, dot: str, reason: str,

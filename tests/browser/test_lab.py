@@ -4,7 +4,7 @@ and Soma code is highlighted by the soma-jupyterlab extension in notebook cells 
 The run test starts JupyterLab headless on 127.0.0.1 (a free port, a token, a
 temporary root holding a copy of notebooks/02_refund_agent.ipynb), drives
 Debian's Chromium through Playwright for Python (no browser download), runs
-every cell, and checks that the state-machine SVG and the verify widget render
+every cell, and checks that the state-machine drawing and the verify report render
 and that no cell shows an error. A screenshot is saved as
 test-artifacts/lab_refund_agent.png (docs/notebook.png is a copy of one).
 
@@ -27,6 +27,7 @@ skipped with a message saying how to enable them.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -50,6 +51,7 @@ CHROMIUM_FLAGS = [
     "--disable-sync", "--disable-quic",
 ]
 TOKEN = "soma-browser-test"
+SAVED_NOTEBOOKS = ("01_tour.ipynb", "04_verification.ipynb")
 SERVER_START_SECONDS = 60
 KERNEL_IDLE_MS = 60_000
 RUN_ALL_MS = 120_000
@@ -96,6 +98,16 @@ def lab_server(tmp_path):
     root = tmp_path / "root"
     root.mkdir()
     _copy_without_outputs(NOTEBOOK, root / NOTEBOOK.name)
+    yield from _serve(tmp_path, root)
+
+
+@pytest.fixture
+def saved_notebooks_server(tmp_path):
+    """A JupyterLab server whose root holds notebooks exactly as saved (outputs kept, never signed: untrusted)."""
+    root = tmp_path / "root"
+    root.mkdir()
+    for name in SAVED_NOTEBOOKS:
+        shutil.copy(REPO / "notebooks" / name, root / name)
     yield from _serve(tmp_path, root)
 
 
@@ -157,7 +169,7 @@ def _require_browser():
 
 
 def test_refund_notebook_runs_in_jupyterlab(lab_server):
-    """Run All in Lab: the kernel is Soma, the SVG diagram and the verify widget render, no cell errors."""
+    """Run All in Lab: the kernel is Soma, the diagram and the verify report render, no cell errors."""
     sync_api = _require_browser()
     ARTIFACTS.mkdir(exist_ok=True)
     screenshot = ARTIFACTS / "lab_refund_agent.png"
@@ -169,15 +181,56 @@ def test_refund_notebook_runs_in_jupyterlab(lab_server):
             page.goto(f"{lab_server}/lab/workspaces/browser-test/tree/{NOTEBOOK.name}?reset&token={TOKEN}")
             page.get_by_text("Soma | Idle").wait_for(timeout=KERNEL_IDLE_MS)
             state = _run_all_and_wait(page)
-            page.locator(".jp-RenderedSVG img, .jp-RenderedSVG svg").first.wait_for(timeout=RUN_ALL_MS)
-            page.locator(".jupyter-widgets").first.wait_for(timeout=RUN_ALL_MS)
-            _frame_the_verify_widget(page)
+            page.locator(".jp-OutputArea-output > img.soma-diagram").first.wait_for(timeout=RUN_ALL_MS)
+            page.locator(".jp-OutputArea-output .soma-report").first.wait_for(timeout=RUN_ALL_MS)
+            _frame_the_verify_report(page)
             page.screenshot(path=str(screenshot))
         finally:
             browser.close()
     assert screenshot.stat().st_size > 10_000
     assert state["errors"] == [], f"cells showed errors: {state['errors']}"
     assert state["ran"] == state["cells"] > 0
+
+
+SAVED_OUTPUTS_JS = """() => {
+    const outputs = [...document.querySelectorAll('.jp-OutputArea-output')];
+    const images = [...document.querySelectorAll('.jp-OutputArea-output img.soma-diagram')];
+    return {outputs: outputs.length,
+            reports: document.querySelectorAll('.jp-OutputArea-output .soma-report').length,
+            images: images.length,
+            drawn: images.filter(i => i.complete && i.naturalWidth > 0).length,
+            described: images.filter(i => i.alt.startsWith('state machine ')).length,
+            inline_svg: document.querySelectorAll('.jp-OutputArea-output svg text').length,
+            leaked: outputs.filter(o => o.innerText.includes('__start__') && !o.querySelector('details.soma-dot')).length};
+}"""
+
+
+def test_saved_notebooks_read_well_before_they_are_run(saved_notebooks_server):
+    """An untrusted saved notebook (a fresh clone) shows every drawing and report without running a cell."""
+    sync_api = _require_browser()
+    ARTIFACTS.mkdir(exist_ok=True)
+    seen = {}
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(30_000)
+            for name in SAVED_NOTEBOOKS:
+                _open(page, saved_notebooks_server, f"saved-{name[:2]}", name)
+                page.locator(".jp-OutputArea-output img.soma-diagram").first.wait_for(state="attached",
+                                                                                       timeout=KERNEL_IDLE_MS)
+                page.wait_for_function("() => [...document.querySelectorAll('img.soma-diagram')]"
+                                       ".every(i => i.complete)", timeout=KERNEL_IDLE_MS)
+                seen[name] = page.evaluate(SAVED_OUTPUTS_JS)
+                page.locator(".jp-OutputArea-output img.soma-diagram").last.evaluate(
+                    "image => image.closest('.jp-Cell').scrollIntoView({block: 'start'})")
+                page.screenshot(path=str(ARTIFACTS / f"lab_saved_{name[:2]}.png"))
+        finally:
+            browser.close()
+    for name, state in seen.items():
+        assert state["images"] > 0 and state["drawn"] == state["images"] == state["described"], (name, state)
+        assert state["inline_svg"] == 0 and state["leaked"] == 0, (name, state)
+    assert seen["04_verification.ipynb"]["reports"] > 0
 
 
 CELL_STATE_JS = """() => {
@@ -206,13 +259,13 @@ def _run_all_and_wait(page) -> dict:
     pytest.fail(f"Run All did not finish within {RUN_ALL_MS // 1000} s: {state}")
 
 
-def _frame_the_verify_widget(page) -> None:
-    """Hide the side bar and the news toast, and scroll the last verify widget's cell to the top."""
+def _frame_the_verify_report(page) -> None:
+    """Hide the side bar and the news toast, and scroll the last verify report's cell to the top."""
     page.keyboard.press("Control+b")
     decline_news = page.locator(".jp-Notification-Toast-Close, .Toastify__close-button")
     if decline_news.count():
         decline_news.first.click()
-    verify = page.locator(".jp-OutputArea-output .jupyter-widgets").last
+    verify = page.locator(".jp-OutputArea-output .soma-report").last
     verify.evaluate("element => element.closest('.jp-Cell').scrollIntoView({block: 'start'})")
     page.wait_for_timeout(500)
 

@@ -14,7 +14,7 @@ from ...analysis.verify.gate import check_then_verify
 from ...syntax import ast
 from ...testing.runner import Output, run_tests
 from ..definitions import SESSION_ORIGIN
-from ..widgets import test_widget, verify_widget
+from ..reports import test_bundle, verify_bundle
 from .base import Magic, MagicError, split_args
 
 
@@ -53,12 +53,11 @@ def verify_magic(session, run, args: str, body) -> None:
     strict, unfair = "--strict" in words, "--unfair" in words
     program, source_map = _program(session)
     report = check_then_verify(program, session.project, SESSION_ORIGIN, source_map.render, strict, unfair)
-    _widget, bundle = verify_widget(report)
-    run.show(bundle)
+    run.show(verify_bundle(report))
 
 
 def test_magic(session, run, args: str, body) -> None:
-    """%test [Name]: run the session's test cells (or one) as `soma test` does; shows the test widget.
+    """%test [Name]: run the session's test cells (or one) as `soma test` does; shows the test report.
 
     ✗ lines and notes name the notebook cell of the rule (cell[N]:line).
     """
@@ -68,10 +67,9 @@ def test_magic(session, run, args: str, body) -> None:
     program, source_map = _program(session)
     if words:
         program = _only_test(program, words[0])
-    quiet = Output(out=lambda line: None, err=lambda line: None)  # the widget's text twin shows every line
+    quiet = Output(out=lambda line: None, err=lambda line: None)  # the report's text view shows every line
     report = run_tests(program, session.project, SESSION_ORIGIN, output=quiet, place=source_map.place)
-    _widget, bundle = test_widget(report)
-    run.show(bundle)
+    run.show(test_bundle(report))
 
 
 def _only_test(program, name: str):

@@ -1,15 +1,21 @@
-"""The `verify` and `test` result widgets.
+"""The `verify` and `test` reports as a notebook shows them.
 
-A report becomes an ipywidgets VBox: a verdict line, then an Accordion with
-one collapsible section per state machine (verify) or per test cell (test).
-Each section title carries its ✓ ⚠ ✗ counts; a section lists its lines,
-and a verify section shows the machine's diagram with every counter-example
-path highlighted (the section holding the first failure opens itself).
+A report is one display bundle with two views of the same result:
+text/plain, identical to the CLI's output (what nbval compares and a
+console shows), and text/html: the verdict, then one collapsible
+`<details>` section per state machine (verify) or per test cell (test),
+its title carrying its ✓ ⚠ ✗ counts; the sections holding a failure are
+open. A machine's section draws its diagram, once per counter-example
+path with the path in red (else once plain).
 
-The display bundle sent with the widget has three views of the same report:
-application/vnd.jupyter.widget-view+json (the live widget in Lab), text/plain
-identical to the CLI output (what nbval compares), and a text/html fallback
-of `<details>` sections for nbconvert and GitHub, where widgets don't run.
+The HTML is plain, sanitizer-proof markup, so it reads the same wherever a
+notebook is shown: a live JupyterLab, an untrusted (freshly cloned or
+shared) notebook, Notebook 7, VS Code, Voila, `nbconvert --to html`
+offline and GitHub. Drawings are `<img src="data:image/svg+xml;base64,…">`
+(the sanitizer keeps those; an inline `<svg>` is stripped), each with an
+alt text and its DOT text right after it, so the report stands without
+them. There is no widget: a widget's view needs the widget manager's
+JavaScript, which a static export loads from a CDN (empty offline).
 
 Reports are read through one adapter per kind: `_verify_sections` reads a
 VerifyReport (analysis.verify.report: machines with their model, check lines
@@ -27,7 +33,6 @@ from ..analysis.verify.report import counter_example_text, labelled_trace, rende
 from ..syntax.machines import MachineModel
 from .diagrams import diagram_bundle
 
-WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 MARKS = ("✓", "⚠", "✗")
 MAX_DIAGRAMS_PER_SECTION = 5
 FAILURE_COLOR = "#d62728"
@@ -155,10 +160,9 @@ def _lines_html(section: ReportSection) -> str:
 
 
 def _diagram_html(model: MachineModel, highlight: Optional[list[str]]) -> str:
-    """A machine diagram as inline HTML: the SVG (or the edge-table fallback), then its DOT text twin."""
+    """A machine diagram (an `<img>`, or the edge-table fallback), then its DOT text twin."""
     bundle = diagram_bundle(model, highlight=highlight)
-    drawing = bundle.get("image/svg+xml") or bundle.get("text/html", "")
-    return drawing + _dot_twin_html(bundle["text/plain"])
+    return bundle["text/html"] + _dot_twin_html(bundle["text/plain"])
 
 
 def _dot_twin_html(dot: str) -> str:
@@ -166,14 +170,12 @@ def _dot_twin_html(dot: str) -> str:
     return f'<details class="soma-dot"><summary>DOT</summary><pre>{html.escape(dot)}</pre></details>'
 
 
-def _section_diagrams(section: ReportSection, always: bool) -> list[str]:
-    """Diagrams of a section: one per failing path, else the plain one if `always`."""
+def _section_diagrams(section: ReportSection) -> list[str]:
+    """Diagrams of a machine's section: one per failing path (at most MAX_DIAGRAMS_PER_SECTION), else a plain one."""
     if section.model is None:
         return []
     paths = section.failing_paths[:MAX_DIAGRAMS_PER_SECTION]
-    if paths:
-        return [_diagram_html(section.model, path) for path in paths]
-    return [_diagram_html(section.model, None)] if always else []
+    return [_diagram_html(section.model, path) for path in paths or [None]]
 
 
 def _header_html(verdict: str, notes: list[str]) -> str:
@@ -182,56 +184,31 @@ def _header_html(verdict: str, notes: list[str]) -> str:
                      + [f"<p>{html.escape(note)}</p>" for note in notes])
 
 
-def _fallback_html(sections: list[ReportSection], verdict: str, notes: list[str]) -> str:
-    """The `<details>` view for renderers without widgets.
-
-    Diagrams appear only for counter-examples, to keep saved notebooks small.
-    """
+def report_html(sections: list[ReportSection], verdict: str, notes: list[str]) -> str:
+    """The report's HTML view: the verdict and notes, then one `<details>` per section (open when it fails)."""
     parts = ['<div class="soma-report">', _header_html(verdict, notes)]
     for section in sections:
         opened = " open" if section.count("✗") else ""
         parts.append(f"<details{opened}><summary>{html.escape(section.title)}</summary>")
         parts.append(_lines_html(section))
-        parts.extend(_section_diagrams(section, always=False))
+        parts.extend(_section_diagrams(section))
         parts.append("</details>")
     parts.append("</div>")
     return "\n".join(parts) + "\n"
 
 
-def _build_widget(sections: list[ReportSection], verdict: str, notes: list[str]):
-    """VBox(verdict, Accordion(one VBox per section))."""
-    import ipywidgets  # lazy: ~75 ms, paid by the first widget shown, not by every session
-
-    panels = [ipywidgets.VBox([ipywidgets.HTML(_lines_html(s))]
-                              + [ipywidgets.HTML(d) for d in _section_diagrams(s, always=True)])
-              for s in sections]
-    accordion = ipywidgets.Accordion(children=panels, titles=tuple(s.title for s in sections))
-    failing = [i for i, s in enumerate(sections) if s.count("✗")]
-    accordion.selected_index = failing[0] if failing else None
-    header = ipywidgets.HTML(_header_html(verdict, notes))
-    return ipywidgets.VBox([header, accordion])
-
-
-def _widget_and_bundle(sections: list[ReportSection], verdict: str, notes: list[str], text: str):
-    """The widget plus its display bundle (widget view, text twin, HTML)."""
-    widget = _build_widget(sections, verdict, notes)
-    view = widget._repr_mimebundle_()[WIDGET_MIME]
-    bundle = {WIDGET_MIME: view, "text/plain": text, "text/html": _fallback_html(sections, verdict, notes)}
-    return widget, bundle
-
-
-def verify_widget(report: Any):
-    """(widget, bundle) for a VerifyReport."""
+def verify_bundle(report: Any) -> dict:
+    """The display bundle of a VerifyReport: its CLI text and its HTML."""
     sections = _verify_sections(report)
     notes = report.notes + report.errors + report.check_errors
-    return _widget_and_bundle(sections, report.verdict, notes, render_text(report))
+    return {"text/plain": render_text(report), "text/html": report_html(sections, report.verdict, notes)}
 
 
-def test_widget(report: Any):
-    """(widget, bundle) for a TestReport."""
+def test_bundle(report: Any) -> dict:
+    """The display bundle of a TestReport: its CLI text and its HTML."""
     sections = _test_sections(report)
     notes = list(_get(report, "notes", default=[]) or [])
-    return _widget_and_bundle(sections, _verdict(report, sections), notes, report.render_text())
+    return {"text/plain": report.render_text(), "text/html": report_html(sections, _verdict(report, sections), notes)}
 
 
-test_widget.__test__ = False  # a public API function, not a pytest test
+test_bundle.__test__ = False  # a public API function, not a pytest test
