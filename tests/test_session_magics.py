@@ -93,7 +93,7 @@ def test_state_of_an_id_that_never_moved_is_the_initial_state():
     assert fresh.execute("%state A 5").stream_text() == "A 5: b\n  history: a → b\n  next: none (terminal)\n"
     assert fresh.execute("%state A x").stream_text() == (
         "A x: a (never moved: an id that has not transitioned is in the initial state)\n  next: b\n")
-    assert "image/svg+xml" in fresh.execute("%diagram A 5").displays[0]
+    assert "data:image/svg+xml;base64," in fresh.execute("%diagram A 5").displays[0]["text/html"]
 
 
 def test_state_and_memory_show_live_values(session):
@@ -133,7 +133,8 @@ def test_mocks_takes_only_clear(session, args):
 def test_diagram_highlights_an_instance(session):
     session.execute('open_door("d1")')
     bundle = session.execute("%diagram Counter d1").displays[0]
-    assert "image/svg+xml" in bundle or "text/html" in bundle
+    assert bundle["text/html"].startswith('<img class="soma-diagram" alt="state machine door: ')
+    assert "; highlighted path closed → open\" src=" in bundle["text/html"]
     assert "closed" in bundle["text/plain"]
 
 
