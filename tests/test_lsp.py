@@ -227,6 +227,18 @@ async def test_notebook_cells_form_one_document_with_magics_accepted(client, tmp
     assert "sk-do-not-show" not in hover.contents.value
 
 
+async def test_a_definition_re_made_in_a_later_cell_replaces_the_earlier_one(client, tmp_path):
+    uri = (tmp_path / "redefine.ipynb").as_uri()
+    first = "cell A {\n    on f() { return 1 }\n}"
+    second = "cell A {\n    on f() { return 2 }\n    on g() { return f() + missing }\n}"
+    text = notebook_text([first, "A.f()", second, "A.g()"])
+    found = shown(await open_document(client, uri, text))
+    assert [message for *_, message in found] == ["undefined variable 'missing'"]
+    definition = await client.text_document_definition_async(t.DefinitionParams(
+        text_document=doc(uri), position=position_of(text, "return f()", 7)))
+    assert [d.range.start.line for d in definition] == [text.count("\n", 0, text.index("on f() { return 2"))]
+
+
 async def test_a_bad_toml_cell_is_a_diagnostic_on_its_line(client, tmp_path):
     uri = (tmp_path / "toml.ipynb").as_uri()
     text = notebook_text(["%%toml\n[agent]\nmock = \"echo\"\n[nonsense]\nx = 1", "cell A {}"])

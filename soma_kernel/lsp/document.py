@@ -4,7 +4,9 @@
 edit (in a worker thread): prepare the source (notebook magics blanked), parse
 it with recovery, read the soma.toml (beside the file, or a notebook's
 `%%toml` cell), run every `soma check` analysis on what parsed, and, in a
-notebook, check the top-level statements too. A parse error, a bad soma.toml
+notebook, check the top-level statements too. A notebook's program is what
+the session holds after running it from the top: a definition re-made in a
+later cell replaces the earlier one. A parse error, a bad soma.toml
 and every finding are diagnostics with a span in the document's text.
 """
 
@@ -22,6 +24,7 @@ from ..core.errors import UserError
 from ..core.gcpause import paused_gc
 from ..core.spans import NO_SPAN, Span
 from ..project.settings import ProjectConfig, load_project, parse_project_text
+from ..session.definitions import definition_key
 from ..syntax import ast
 from ..syntax.tokens import Token, tokenize
 from .recovery import Parsed, parse_document
@@ -58,7 +61,8 @@ def analyse(text: str, uri: str, path: str, check: bool = True) -> Analysis:
     source = prepare(text, uri)
     with paused_gc():
         parsed = parse_document(source.code, path, source.notebook, tuple(source.cells))
-        program = ast.Program(parsed.items, source=source.code, origin=path)
+        items = _live_definitions(parsed.items) if source.notebook else parsed.items
+        program = ast.Program(items, source=source.code, origin=path)
         program.span = Span(1, 1, 1, 1, 0, len(text))
         project, project_problem = _project(source, path)
         index = ProgramIndex(program)
@@ -73,6 +77,13 @@ def analyse(text: str, uri: str, path: str, check: bool = True) -> Analysis:
     if project_problem is not None:
         found.insert(0, project_problem)
     return Analysis(source, parsed, index, project, _kept(found, parsed, source.code), path)
+
+
+def _live_definitions(items: list) -> list:
+    """A notebook's definitions as the session holds them after a run from top to bottom: a later
+    `cell`, `cell type`, `cell test` or `flesh` of the same name replaces the earlier one."""
+    last = {definition_key(item): index for index, item in enumerate(items) if not isinstance(item, ast.Use)}
+    return [item for index, item in enumerate(items) if isinstance(item, ast.Use) or last[definition_key(item)] == index]
 
 
 def _kept(diagnostics: list[Diagnostic], parsed: Parsed, code: str) -> list[Diagnostic]:
