@@ -276,3 +276,28 @@ def test_an_invariant_error_quotes_a_string_value(session):
     result = session.execute('add("hello")', "b", count=2)
     assert result.error.split("\n")[0] == (
         'error: cell[2]:1:1: invariant: lines[0] = "hello" violates invariant lines != "hello"')
+
+
+def test_a_name_a_rerun_cell_dropped_says_which_rerun_dropped_it(session):
+    two = ("cell Alpha {\n    on a() { return 1 }\n}\ncell Beta {\n    on b() { return 2 }\n}\n"
+           "cell type Color {\n    variants {\n        Red\n    }\n}")
+    assert session.execute(two, "k1", count=1).ok
+    assert session.execute("cell Alpha {\n    on a() { return 1 }\n}", "k1", count=3).ok
+    dropped = {"b()": "`Beta` (and `b` with it)", "Beta.b()": "`Beta`", 'vote(Beta.b, "x", 2)': "`Beta`",
+               "Beta": "`Beta`", "Red": "`Color` (and `Red` with it)"}
+    for code, what in dropped.items():
+        hint = session.execute(code, "k2", count=4).error.split("\n")[-1]
+        assert hint == (f"  hint: re-running cell[3] dropped {what}: that cell no longer defines it — "
+                        "put the definition back there, or define it in another cell")
+    # defined again elsewhere: no longer blamed on the re-run
+    assert session.execute("cell Beta {\n    on b() { return 5 }\n}", "k5", count=5).ok
+    assert value(session.execute("b()", "k2", count=6)) == "5"
+    assert "re-running" not in session.execute("b(1)", "k2", count=7).error
+
+
+def test_a_dropped_name_another_cell_still_defines_is_not_blamed_on_the_rerun(session):
+    session.execute("cell One {\n    on shared() { return 1 }\n}", "k1", count=1)
+    session.execute("cell Two {\n    on shared() { return 2 }\n    on only() { return 3 }\n}", "k2", count=2)
+    session.execute("cell Three {\n    on other() { return 4 }\n}", "k2", count=3)
+    assert "re-running" not in session.execute("shared(1)", "k3", count=4).error
+    assert "re-running cell[3] dropped `Two` (and `only` with it)" in session.execute("only()", "k3", count=5).error

@@ -93,6 +93,13 @@ def definition_key(item) -> tuple[str, str]:
     return kind, item.name
 
 
+def defined_names(item) -> list[str]:
+    """The names a top-level definition makes known: its own, its handlers' and its variants'."""
+    handlers = [handler.name for handler in getattr(item, "handlers", [])]
+    variants = [variant.name for variant in getattr(item, "variants", [])]
+    return [item.name] + handlers + variants
+
+
 def combined_text(definitions: list[Definition]) -> tuple[str, list[int]]:
     """The definitions' texts joined by blank lines, types first; and where each starts.
 

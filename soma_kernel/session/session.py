@@ -49,7 +49,7 @@ from ..syntax import ast
 from ..syntax.ast import Span
 from ..syntax.parser import parse, parse_fragment
 from ..testing.runner import apply_mock, discard_note, origin_place, run_rule
-from .definitions import SESSION_ORIGIN, Definition, SourceMap, combined_text, definition_key
+from .definitions import SESSION_ORIGIN, Definition, SourceMap, combined_text, defined_names, definition_key
 from .display import value_bundle
 from .hints import missing_name_hint
 from .history import History
@@ -219,6 +219,7 @@ class Session:
         self.directory = os.path.abspath(directory or os.getcwd())
         self.definitions: dict[tuple[str, str], Definition] = {}
         self.cell_labels: dict[str, str] = {}
+        self.dropped: dict[str, tuple[str, str]] = {}  # a name a re-run cell no longer defines → (that cell, owner)
         self.variables: dict[str, object] = {}
         self.history = History(history_path)  # this session's inputs; all sessions' with a file (the kernel's)
         self.execution_count = 0
@@ -441,7 +442,7 @@ class Session:
             if gone:
                 runtime.undefine(gone)
             for key in dropped:
-                del self.definitions[key]
+                self._remember_dropped(self.definitions.pop(key).item, run.origin)
         for key, owner in taken_over:
             label = self.cell_labels.get(owner, owner)
             run.out(f"warning: {key[0]} `{key[1]}` was defined by {label}; this cell's definition replaces it",
@@ -451,8 +452,29 @@ class Session:
         for key, item in zip(new_keys, items):
             text = code[item.span.start:item.span.end]
             self.definitions[key] = Definition(key, item, text, origin, code, run.cell_key)
+            for name in defined_names(item):
+                self.dropped.pop(name, None)
         run.defined.update(new_keys)
         self.cell_labels[run.cell_key] = run.origin
+
+    def _remember_dropped(self, item, label: str) -> None:
+        """Record the names a dropped definition took with it (its own, its handlers', its variants'), for hints."""
+        still = {name for definition in self.definitions.values() for name in defined_names(definition.item)}
+        for name in defined_names(item):
+            if name not in still:
+                self.dropped[name] = (label, item.name)
+
+    def dropped_hint(self, missing) -> Optional[str]:
+        """`re-running cell[N] dropped Beta …` when a failed lookup names what a re-run cell no longer defines."""
+        if missing is None:
+            return None
+        for name in (missing.owner, missing.name):
+            if name in self.dropped:
+                label, owner = self.dropped[name]
+                what = f"`{owner}`" if owner == name else f"`{owner}` (and `{name}` with it)"
+                return (f"re-running {label} dropped {what}: that cell no longer defines it — "
+                        "put the definition back there, or define it in another cell")
+        return None
 
     def _name_still_defined(self, name: str, dropped: list) -> bool:
         """True when another kind of definition keeps `name` alive (a skeleton and its flesh)."""
@@ -560,7 +582,8 @@ class Session:
         """`error: cell[N]:line:col: text`, the line, a caret, where it was raised, a hint."""
         inside = _inside(err.span, statement)
         span = err.span if inside else statement
-        hint = hint or err.hint or missing_name_hint(self.runtime, err.missing) or RUNTIME_HINTS.get(err.kind, DEFAULT_RUNTIME_HINT)
+        hint = hint or err.hint or self.dropped_hint(err.missing) or missing_name_hint(self.runtime, err.missing) \
+            or RUNTIME_HINTS.get(err.kind, DEFAULT_RUNTIME_HINT)
         lines = [Diagnostic("error", err.text, span, origin, err.kind).render(code)]
         if not inside:
             lines.extend(self._raised_in(err.span))
