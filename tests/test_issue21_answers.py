@@ -382,3 +382,70 @@ def test_a_failed_statement_gives_the_cleared_conversations_back(model_session):
     assert not failed.ok
     live.execute('Desk.ask("two")')
     assert sent(server, 1) == ["one", "d1", "two"]
+
+
+# ---------------------------------------------------------------- a tightened invariant meets the data in memory
+
+SHOP = """cell Shop {{
+    memory {{
+        stock: Map<String, Int>
+        log: List<Int>
+        invariant stock >= 0
+        {extra}
+    }}
+    on put(k: String, n: Int) {{
+        require n >= 0 else Bad
+        require n <= 5 else Bad
+        stock.set(k, n)
+    }}
+    on load(k: String, n: Int) {{ stock.set(k, n) }}
+    on note(n: Int) {{ log.push(n) }}
+}}"""
+
+
+@pytest.mark.parametrize("extra, breach", [
+    ("invariant stock <= 10", 'Shop: 2 value(s) in memory break invariant stock <= 10: stock["apples"] = 50, '
+                              'stock["pears"] = 80 — kept as they are: fix them or the invariant (it holds for '
+                              'new writes only)\n'),
+    ("invariant log <= 3", "Shop: 2 value(s) in memory break invariant log <= 3: log[1] = 5, log[2] = 9 — kept as "
+                           "they are: fix them or the invariant (it holds for new writes only)\n"),
+    ("invariant stock.size <= 2", "Shop: 3 value(s) in memory break invariant stock.size <= 2: "),
+])
+def test_a_tightened_invariant_names_the_values_in_memory_that_break_it(session, extra, breach):
+    assert session.execute(SHOP.format(extra=""), "shop").ok
+    session.execute('Shop.load("apples", 50)\nShop.load("pears", 80)\nShop.load("figs", 3)\n'
+                    "Shop.note(1)\nShop.note(5)\nShop.note(9)", "data")
+    tightened = session.execute(SHOP.format(extra=extra), "shop")
+    assert tightened.ok and tightened.stream_text("stderr").startswith(breach)
+
+
+def test_verify_does_not_call_an_invariant_proven_over_values_that_break_it(session):
+    session.execute(SHOP.format(extra=""), "shop")
+    session.execute('Shop.load("apples", 50)\nShop.load("pears", 80)', "data")
+    session.execute(SHOP.format(extra="invariant stock <= 10"), "shop")
+    text = session.execute("%verify", "v").displays[0]["text/plain"]
+    assert ('  ✗ invariant stock <= 10 — broken by 2 value(s) already in memory: stock["apples"] = 50, '
+            'stock["pears"] = 80 (the proof covers new writes only: fix the data or the invariant)\n') in text
+    assert text.endswith("VERIFY FAILED — 1 check failure\n")
+    session.execute('Shop.load("apples", 5)\nShop.load("pears", 8)', "fix")
+    assert session.execute("%verify", "v").displays[0]["text/plain"].endswith("VERIFY OK\n")
+
+
+PERSISTED = """cell Shop {{
+    memory {{
+        stock: Map<String, Int> [persistent]
+        {extra}
+    }}
+    on load(k: String, n: Int) {{ stock.set(k, n) }}
+    on count() {{ return len(stock.keys()) }}
+}}
+"""
+
+
+def test_run_names_stored_values_a_new_invariant_breaks(tmp_path):
+    (tmp_path / "shop.cell").write_text(PERSISTED.format(extra=""), encoding="utf-8")
+    assert run_cli(tmp_path, "run", "shop.cell", "load", "apples", "50").returncode == 0
+    (tmp_path / "shop.cell").write_text(PERSISTED.format(extra="invariant stock <= 10"), encoding="utf-8")
+    counted = run_cli(tmp_path, "run", "shop.cell", "count")
+    assert (counted.returncode, counted.stdout) == (0, "1\n")
+    assert counted.stderr.startswith('Shop: 1 value(s) in memory break invariant stock <= 10: stock["apples"] = 50')

@@ -51,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
         store = open_store(default_store_path(args.file))
         if args.fresh:
             store.wipe()
-        runtime.attach_store(store)
+        for line in runtime.attach_store(store):
+            print(line, file=sys.stderr)
         restored = [state.name for state in runtime.cells.values() if state.machines and state.machines.current]
         cell, handler = choose_handler(runtime, args.handler, args.args, args.file)
         decl = runtime.cells[cell].handler(handler, len(args.args))

@@ -32,7 +32,7 @@ from .compiler import RETURN, Compiler, Scope
 from .dispatch import AMBIGUOUS, HANDLER, OWN, dispatch_bare_call
 from .horde import Hordes
 from .machines import MachineInstances, Transitions
-from .memory import CompiledInvariant, Journal, Slot
+from .memory import CompiledInvariant, Journal, Slot, listed_entries
 from .types import UNCHECKED_RETURNS, identity, return_checker, value_checker
 from .values import Variant, display, equals, map_key, type_of
 from .workers import Gate
@@ -199,13 +199,21 @@ class Runtime:
         messages = carry_over(old, state) if old is not None else []
         if self.store is not None:
             self.store.bind(state, self.variant_kinds())
-        return messages
+        return messages + breach_messages(state)
 
-    def attach_store(self, store) -> None:
-        """Keep `[persistent]` slots (and instances, counters) in `store` (runtime.store.SlotStore)."""
+    def invariant_breaches(self) -> list[tuple[str, str, list[str]]]:
+        """(cell, invariant text, entries shown) for every invariant that values already in
+        memory break (data kept from before the invariant was tightened, or read from a store)."""
+        return [(state.name, invariant.text, shown) for state in self.cells.values()
+                for slot in state.slots.values() for invariant, shown in slot.breaches()]
+
+    def attach_store(self, store) -> list[str]:
+        """Keep `[persistent]` slots (and instances, counters) in `store` (runtime.store.SlotStore);
+        returns one line per invariant that the values read from it break (they are kept)."""
         self.store = store
         for state in self.cells.values():
             store.bind(state, self.variant_kinds())
+        return [line for state in self.cells.values() for line in breach_messages(state)]
 
     def detach_store(self) -> None:
         """Back to memory only: the stored parts keep their current values, the file is closed."""
@@ -774,6 +782,17 @@ def walk_names(expr) -> list[ast.Name]:
         elif isinstance(node, (list, tuple)):
             stack.extend(v for v in node if isinstance(v, (ast.Node, list, tuple)))
     return found
+
+
+def breach_messages(state: CellState) -> list[str]:
+    """One line per invariant that values kept in a cell's slots break: they stay as they
+    are (nothing is changed without being asked), and the next write of such a value is refused."""
+    messages = []
+    for slot in state.slots.values():
+        for invariant, shown in slot.breaches():
+            messages.append(f"{state.name}: {len(shown)} value(s) in memory break invariant {invariant.text}: "
+                            f"{listed_entries(shown)} — kept as they are: fix them or the invariant (it holds for new writes only)")
+    return messages
 
 
 def carry_over(old: CellState, new: CellState) -> list[str]:

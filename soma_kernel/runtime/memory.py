@@ -60,6 +60,16 @@ class Journal:
         self.entries.clear()
 
 
+AUDIT_LIMIT = 10_000  # entries of one slot read when stored data is audited against its invariants
+ENTRIES_SHOWN = 3  # entries a breach message names (the rest are counted)
+
+
+def listed_entries(shown: list[str]) -> str:
+    """The first entries of a breach, then how many more there are."""
+    more = len(shown) - ENTRIES_SHOWN
+    return ", ".join(shown[:ENTRIES_SHOWN]) + (f" and {more} more" if more > 0 else "")
+
+
 class CompiledInvariant:
     """One `invariant` line, compiled, with the slots it guards.
 
@@ -252,6 +262,26 @@ class Slot:
         del data[key]
         self.changed(key)
         return True
+
+    def breaches(self, limit: int = AUDIT_LIMIT) -> list[tuple["CompiledInvariant", list[str]]]:
+        """The invariants the values already in the slot break, each with those entries shown
+        (`stock["apples"] = 50`, `log[2] = -1`): data written before an invariant was tightened.
+        At most `limit` entries are read; a value the invariant cannot judge counts as breaking it."""
+        size = len(self.data)
+        entries = enumerate(self.data) if self.is_list else self.data.items()
+        found: dict[int, tuple[CompiledInvariant, list[str]]] = {}
+        for count, (key, value) in enumerate(entries):
+            if count >= limit:
+                break
+            for index, invariant in enumerate(self.invariants):
+                try:
+                    holds = invariant.evaluate(self.name, value, key, size) is True
+                except SomaError:
+                    holds = False
+                if not holds:
+                    shown = f"{self.name}[{display_key(key)}] = {display_inner(value)}"
+                    found.setdefault(index, (invariant, []))[1].append(shown)
+        return [found[index] for index in sorted(found)]
 
     def check_size(self, key, removed, size: int, node=None) -> None:
         """Re-check invariants that read `size` when a delete shrinks the slot:

@@ -21,6 +21,7 @@ from typing import Optional
 
 from ...core.gcpause import paused_gc
 from ...core.spelling import near_miss
+from ...runtime.memory import listed_entries
 from ...syntax import ast
 from ..context import ProgramIndex
 from ..describe import counted
@@ -29,7 +30,7 @@ from .graph import Graph
 from .guards import guard_lines
 from .invariants import invariant_groups, status_invariant_notes
 from .refinement import EdgeTakers, cell_bodies, isolation_lines, refinement_lines, sources_note
-from .report import MachineReport, Step, VerifyReport, CheckGroup
+from .report import FAIL, CheckGroup, CheckLine, MachineReport, Step, VerifyReport
 from .structure import structure_lines
 from .temporal import Property, check_machine, user_properties
 from .termination import CallGraph, termination_lines
@@ -89,6 +90,21 @@ def _verify(program: ast.Program, project: Optional[object], path: str, strict: 
                 report.groups.append(CheckGroup(f"{info.name}/termination", lines))
     report.properties_line = _properties_line(props, settings, index)
     return report
+
+
+def add_memory_breaches(report: VerifyReport, breaches: list[tuple[str, str, list[str]]]) -> None:
+    """A ✗ line in `<Cell>/invariants` for each invariant that values already in memory break
+    (`breaches`: cell, invariant text, the entries shown): the proof covers the writes the
+    handlers can make, not the data a session kept from before the invariant was tightened."""
+    groups = {group.title: group for group in report.groups}
+    for cell, text, shown in breaches:
+        title = f"{cell}/invariants"
+        if title not in groups:
+            groups[title] = CheckGroup(title, [])
+            report.groups.append(groups[title])
+        groups[title].lines.append(CheckLine(FAIL, f"invariant {text} — broken by {len(shown)} value(s) already in "
+                                                   f"memory: {listed_entries(shown)} (the proof covers new writes only: fix the "
+                                                   "data or the invariant)", kind="invariant"))
 
 
 def _machine_titles(index: ProgramIndex) -> dict[str, str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ...analysis.check import check_program
 from ...analysis.describe import describe_cell, tools_sentence
 from ...analysis.skeleton import SkeletonError, skeleton_text
+from ...analysis.verify.checks import add_memory_breaches
 from ...analysis.verify.gate import check_then_verify
 from ...syntax import ast
 from ...testing.runner import Output, run_tests
@@ -46,6 +47,7 @@ def verify_magic(session, run, args: str, body) -> None:
     target is assumed to take that exit, and a line that relies on this says
     so and names the loop. `--unfair` (or soma.toml `[verify] fair = false`)
     drops the assumption and reports such a loop as a counter-example.
+    An invariant that values already in memory break is a ✗: its proof covers new writes only.
     """
     words = split_args(args, "%verify [--strict] [--unfair]")
     if any(w not in ("--strict", "--unfair") for w in words):
@@ -53,6 +55,8 @@ def verify_magic(session, run, args: str, body) -> None:
     strict, unfair = "--strict" in words, "--unfair" in words
     program, source_map = _program(session)
     report = check_then_verify(program, session.project, SESSION_ORIGIN, source_map.render, strict, unfair)
+    if not report.check_failed:
+        add_memory_breaches(report, session.runtime.invariant_breaches())
     run.show(verify_bundle(report))
 
 

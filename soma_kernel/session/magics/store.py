@@ -51,11 +51,13 @@ def store_magic(session, run, args: str, body) -> None:
     if current is not None:
         session.runtime.detach_store()
     try:
-        session.runtime.attach_store(open_store_for(path))
+        breaches = session.runtime.attach_store(open_store_for(path))
     except SomaError as err:
         session.runtime.store = None
         raise MagicError(err.detail) from None
     run.out(binding_summary(session, session.runtime.store))
+    for line in breaches:
+        run.out(line, "stderr")
     if held:
         run.out(f"note: the in-memory values of {', '.join(held)} were replaced by the stored ones", "stderr")
 
