@@ -449,3 +449,52 @@ def test_run_names_stored_values_a_new_invariant_breaks(tmp_path):
     counted = run_cli(tmp_path, "run", "shop.cell", "count")
     assert (counted.returncode, counted.stdout) == (0, "1\n")
     assert counted.stderr.startswith('Shop: 1 value(s) in memory break invariant stock <= 10: stock["apples"] = 50')
+
+
+# ---------------------------------------------------------------- an instance id known to one machine resolves to it
+
+MACHINES = """cell Orders {
+    state order { initial: new  new -> paid  paid -> shipped }
+    on pay(id: String) { transition(id, "paid") }
+}
+cell Tickets {
+    state ticket { initial: open  open -> closed  closed -> open }
+    on close(id: String) { transition(id, "closed") }
+}
+"""
+
+
+@pytest.mark.parametrize("query, answer", [
+    ('get_status("o1")', "paid"), ('get_status("t1")', "closed"),
+    ('has_state("o1")', "true"), ('has_state("t1")', "true"), ('has_state("nobody")', "false"),
+    ('valid_transitions("o1")', '["shipped"]'), ('valid_transitions("t1")', '["open"]'),
+])
+def test_an_id_one_machine_knows_resolves_to_it_at_top_level(session, query, answer):
+    session.execute(MACHINES, "m")
+    session.execute('Orders.pay("o1")\nTickets.close("t1")', "data")
+    assert value(session.execute(query)) == answer
+
+
+@pytest.mark.parametrize("query, message", [
+    ('get_status("both")', 'instance "both" is known to the state machines of Orders, Tickets — say whose: '
+                           "Orders.get_status(…)"),
+    ('valid_transitions("both")', 'instance "both" is known to the state machines of Orders, Tickets — say whose: '
+                                  "Orders.valid_transitions(…)"),
+    ('get_status("nobody")', 'no state machine knows instance "nobody" yet, and those of Orders, Tickets answer '
+                             "differently — say whose: Orders.get_status(…)"),
+])
+def test_only_an_id_two_machines_know_or_none_can_answer_is_ambiguous(session, query, message):
+    session.execute(MACHINES, "m")
+    session.execute('Orders.pay("both")\nTickets.close("both")', "data")
+    result = session.execute(query)
+    assert not result.ok and f"type: {message}" in result.error
+
+
+def test_a_test_cell_resolves_an_id_one_machine_knows():
+    from soma_kernel.testing.runner import Output, run_tests
+    rules = ('cell test T {\n    rules {\n        assert Orders.pay("o1").to == "paid"\n'
+             '        assert Tickets.close("t1").to == "closed"\n        assert get_status("o1") == "paid"\n'
+             '        assert has_state("t1")\n        assert valid_transitions("t1") == ["open"]\n'
+             '        assert_fails get_status("zz")\n    }\n}\n')
+    report = run_tests(parse(MACHINES + rules, "m.cell"), output=Output(out=lambda line: None, err=lambda line: None))
+    assert (report.passed, report.failed) == (6, 0)

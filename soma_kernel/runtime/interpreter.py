@@ -34,7 +34,7 @@ from .horde import Hordes
 from .machines import MachineInstances, Transitions
 from .memory import CompiledInvariant, Journal, Slot, listed_entries
 from .types import UNCHECKED_RETURNS, identity, return_checker, value_checker
-from .values import Variant, display, equals, map_key, type_of
+from .values import Variant, display, display_inner, equals, map_key, type_of
 from .workers import Gate
 
 RECURSION_LIMIT = 8000
@@ -579,6 +579,30 @@ class Runtime:
         func = getattr(node, "func", "get_status")
         raise SomaError("type", f"several cells have a state machine ({', '.join(names)}) — say whose: "
                         f"{names[0]}.{func}(…), or call it from a handler of that cell", node.span)
+
+    def ask_instance(self, cell: Optional[CellState], node, instance_id, question: Callable):
+        """`question(machines)` about one instance (get_status, has_state, valid_transitions).
+
+        Inside a cell with a machine it asks that machine; elsewhere (a notebook line, a
+        test cell) the only machine, else the one machine that knows the id. An id two
+        machines know is ambiguous; so is one no machine knows when their answers differ."""
+        if cell is not None and cell.machines is not None:
+            return question(cell.machines)
+        owners = [s for s in self.cells.values() if s.machines is not None]
+        if len(owners) <= 1:
+            return question(self.machine_owner(cell, node).machines)
+        knowers = [s for s in owners if s.machines.has_state(instance_id)]
+        if len(knowers) == 1:
+            return question(knowers[0].machines)
+        answers = [question(s.machines) for s in owners]
+        if not knowers and all(answer == answers[0] for answer in answers):
+            return answers[0]
+        names = sorted(s.name for s in (knowers or owners))
+        func = getattr(node, "func", "get_status")
+        why = (f"instance {display_inner(instance_id)} is known to the state machines of {', '.join(names)}"
+               if knowers else f"no state machine knows instance {display_inner(instance_id)} yet, and those of "
+               f"{', '.join(names)} answer differently")
+        raise SomaError("type", f"{why} — say whose: {names[0]}.{func}(…)", node.span)
 
     # ------------------------------------------------------------ values
 

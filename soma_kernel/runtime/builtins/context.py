@@ -29,11 +29,6 @@ def _cell_name(call: BuiltinCall):
     return call.cell.name if call.cell else None
 
 
-def _machine_owner(call: BuiltinCall):
-    """The cell whose machine get_status & co. read."""
-    return call.rt.machine_owner(call.cell, call.node)
-
-
 def _own_cell(call: BuiltinCall):
     """The calling cell; at test level, the program's only cell."""
     if call.cell is not None:
@@ -122,19 +117,19 @@ def transition(call, *args):
          "The current state of an instance (the initial state if it never moved).", needs_runtime=True, pure=False)
 def get_status(call, instance_id):
     """An instance's current state."""
-    return _machine_owner(call).machines.status(instance_id)
+    return call.rt.ask_instance(call.cell, call.node, instance_id, lambda m: m.status(instance_id))
 
 
 @builtin("machine", "has_state(id) -> Bool", "True once the instance has transitioned.", needs_runtime=True)
 def has_state(call, instance_id):
     """True once the instance has moved."""
-    return _machine_owner(call).machines.has_state(instance_id)
+    return call.rt.ask_instance(call.cell, call.node, instance_id, lambda m: m.has_state(instance_id))
 
 
 @builtin("machine", "valid_transitions(id) -> List", "The states an instance may move to next.", needs_runtime=True)
 def valid_transitions(call, instance_id):
     """The states an instance may move to next."""
-    return _machine_owner(call).machines.valid_targets(instance_id)
+    return call.rt.ask_instance(call.cell, call.node, instance_id, lambda m: m.valid_targets(instance_id))
 
 
 # ------------------------------------------------------------ the cell's memory
