@@ -80,15 +80,18 @@ def test_the_kernel_wheel_holds_the_package_and_its_kernelspec_only(kernel_wheel
     assert {n for n in names if n.startswith("soma_kernel/")} == sources
 
 
-# Packages of soma_kernel whose imports belong to an extra, not to the runtime dependencies.
-OPTIONAL_PACKAGES = {"lsp": "lsp"}  # `soma-kernel lsp`, the language server: pip install 'soma-kernel[lsp]'
+# Parts of soma_kernel whose imports belong to an extra, not to the runtime dependencies: the language
+# server (`soma-kernel lsp`, pip install 'soma-kernel[lsp]'), and what only papermill imports.
+OPTIONAL_PARTS = {"lsp": "lsp", "kernel/papermill.py": "papermill", "kernel/papermill_engine.py": "papermill"}
 
 
 def _third_party_imports(root: Path, skip: tuple[str, ...] = ()) -> set[str]:
-    """The distributions whose modules the code under `root` imports (at any depth, lazily or not)."""
+    """The distributions whose modules the code under `root` (a folder or a file) imports (lazily or not),
+    leaving out the parts named in `skip` (paths relative to `root`)."""
     modules = set()
-    for path in root.rglob("*.py"):
-        if path.relative_to(root).parts[0] in skip:
+    for path in root.rglob("*.py") if root.is_dir() else [root]:
+        relative = path.relative_to(root).as_posix()
+        if any(relative == part or relative.startswith(part + "/") for part in skip):
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
@@ -108,18 +111,18 @@ def test_the_runtime_dependencies_are_what_the_code_imports(kernel_wheel):
     requires = _metadata(kernel_wheel).get_all("Requires-Dist")
     runtime = [r for r in requires if "extra ==" not in r]
     names = {_normal(re.match(r"[A-Za-z0-9._-]+", r).group()) for r in runtime}
-    assert names == _third_party_imports(REPO / "soma_kernel", tuple(OPTIONAL_PACKAGES)) | NOT_IMPORTED
+    assert names == _third_party_imports(REPO / "soma_kernel", tuple(OPTIONAL_PARTS)) | NOT_IMPORTED
     assert all(re.search(r">=\s*\d", r) for r in runtime), runtime  # each floor is what scripts/test_floor.sh tests
     assert "graphviz-pure<0.3,>=0.2.2" in runtime  # a tested range, not one version
     extras = {(_normal(re.match(r"[A-Za-z0-9._-]+", r).group()), re.search(r"extra == .(\w+)", r).group(1))
               for r in requires if "extra ==" in r}
     assert {("pytest", "nbval"), ("nbval", "nbval"), ("papermill", "papermill")} <= extras
     assert not [r for r in requires if re.match(r"graphviz\b(?!-)", r)]
-    for package, extra in OPTIONAL_PACKAGES.items():
+    for part, extra in OPTIONAL_PARTS.items():
         offered = {name for name, of in extras if of == extra}
         brought = offered | {_normal(re.match(r"[A-Za-z0-9._-]+", r).group())
                              for name in offered for r in importlib.metadata.requires(name) or ()}
-        assert _third_party_imports(REPO / "soma_kernel" / package) - names <= brought, package
+        assert _third_party_imports(REPO / "soma_kernel" / part) - names <= brought, part
 
 
 def test_the_kernel_metadata_has_license_classifiers_and_urls(kernel_wheel):

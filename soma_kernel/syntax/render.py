@@ -22,7 +22,9 @@ BINARY_PRECEDENCE = {
 
 ELLIPSIS_BLOCK = "{ … }"
 
-_STRING_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r", "\0": "\\0"}
+# `{` and `}` are doubled: a single one would start (or end) an interpolation when the text is read back.
+_STRING_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r", "\0": "\\0",
+                   "{": "{{", "}": "}}"}
 
 
 def render_expr(expr) -> str:
@@ -62,8 +64,33 @@ def render_literal(value) -> str:
     if value is False:
         return "false"
     if isinstance(value, str):
-        return '"' + "".join(_STRING_ESCAPES.get(c, c) for c in value) + '"'
+        return '"' + "".join(_STRING_ESCAPES.get(c) or _escaped_control(c) for c in value) + '"'
     return repr(value)
+
+
+def _escaped_control(char: str) -> str:
+    """A character as it stands in a string literal: itself, or `\\u{…}` for a control or format character."""
+    return f"\\u{{{ord(char):x}}}" if not char.isprintable() and char != " " else char
+
+
+def render_data(value) -> str:
+    """Python data (None, bool, int, float, str, and lists and dicts of them) as a Soma expression for it.
+
+    None is `()`, a list `[…]`, a dict `map(key, value, …)` (Soma has no map
+    literal; `map()` is the empty one). Raises ValueError for what Soma cannot
+    write: an infinite or NaN float, or any other kind of value.
+    """
+    if value is None or isinstance(value, (bool, int, str)):
+        return render_literal(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"{value!r} has no Soma literal (a Float is finite)")
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(render_data(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "map(" + ", ".join(f"{render_data(key)}, {render_data(item)}" for key, item in value.items()) + ")"
+    raise ValueError(f"a {type(value).__name__} ({value!r}) has no Soma literal")
 
 
 # ---------------------------------------------------------------- expressions
