@@ -7,7 +7,9 @@
  * strings and triple-quoted strings whose `{…}` interpolations are read as
  * code (`{{` and `}}` stay literal text). It tracks brace depth for
  * indentation after `{`, and its language data gives Ctrl-/ its comment
- * tokens and bracket closing.
+ * tokens and bracket closing. In a notebook, a magic line (`%name …`,
+ * `?name`) is drawn as such, and a cell whose first line is `%%toml` is
+ * TOML below that line (toml.ts).
  */
 
 import {
@@ -21,6 +23,7 @@ import {
 import { tags } from '@lezer/highlight';
 
 import { KEYWORDS, SLOT_PROPERTIES, TYPES } from './keywords.generated';
+import { TomlState, tomlToken } from './toml';
 
 /** What an open construct is: a string, a triple-quoted string, an interpolation, a brace inside one. */
 type Frame = '"' | '"""' | 'interpolation' | 'brace';
@@ -35,6 +38,10 @@ export interface SomaState {
   braceDepth: number;
   /** The previous word was `on`: the next one names a handler. */
   afterOn: boolean;
+  /** What the text is, decided at its first non-blank line: Soma, or TOML under a `%%toml` line. */
+  body: 'undecided' | 'soma' | 'toml';
+  /** The TOML tokenizer's state (a `%%toml` cell). */
+  toml: TomlState;
 }
 
 /** The highlighting tag of each keyword kind (all are kinds of `keyword`). */
@@ -52,6 +59,8 @@ const DURATION = /^[0-9][0-9_]*(ms|min|years|year|s|h|d)(?![A-Za-z0-9_])/;
 const RADIX_INT = /^0(x[0-9A-Fa-f][0-9A-Fa-f_]*|b[01][01_]*|o[0-7][0-7_]*)/;
 const FLOAT = /^[0-9][0-9_]*(\.[0-9][0-9_]*([eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+)/;
 const INT = /^[0-9][0-9_]*/;
+/** A kernel magic line, as the kernel reads one (`%name`, `%%name`, `?name`, `??name`, a bare `?`). */
+const MAGIC_LINE = /^\s*(%%?[A-Za-z]|\?\??[A-Za-z_]|\?\s*$)/;
 const OPERATOR = /^(\|>|\?\?|->|=>|==|!=|<=|>=|&&|\|\||\.\.|[-+*/]=|[-+*/%<>!=?|])/;
 
 function top(state: SomaState): Frame | undefined {
@@ -198,8 +207,30 @@ function code(stream: StringStream, state: SomaState): string | null {
   return ',.:;'.includes(char) ? 'punctuation' : null;
 }
 
+/** At the text's first non-blank line: a `%%toml` line makes the rest TOML, anything else makes it Soma. */
+function decideBody(stream: StringStream, state: SomaState): string | null {
+  if (stream.match(/^\s*%%toml\b/, false)) {
+    state.body = 'toml';
+    stream.skipToEnd();
+    return 'meta';
+  }
+  state.body = 'soma';
+  return token(stream, state);
+}
+
 /** The stream parser's token function. */
 function token(stream: StringStream, state: SomaState): string | null {
+  if (state.body === 'undecided') {
+    return decideBody(stream, state);
+  }
+  if (state.body === 'toml') {
+    return tomlToken(stream, state.toml);
+  }
+  const outside = state.commentDepth === 0 && state.frames.length === 0;
+  if (outside && stream.sol() && stream.match(MAGIC_LINE, false)) {
+    stream.skipToEnd();
+    return 'meta';
+  }
   if (state.commentDepth > 0) {
     return blockComment(stream, state);
   }
@@ -212,7 +243,7 @@ function token(stream: StringStream, state: SomaState): string | null {
 
 /** Indent one unit per open brace; a line starting with `}` one less. Inside a string or comment: no opinion. */
 function indent(state: SomaState, textAfter: string, context: IndentContext): number | null {
-  if (state.commentDepth > 0 || state.frames.length > 0) {
+  if (state.commentDepth > 0 || state.frames.length > 0 || state.body === 'toml') {
     return null;
   }
   const depth = state.braceDepth - (/^\s*\}/.test(textAfter) ? 1 : 0);
@@ -222,8 +253,15 @@ function indent(state: SomaState, textAfter: string, context: IndentContext): nu
 /** The Soma stream language. */
 export const somaLanguage = StreamLanguage.define<SomaState>({
   name: 'soma',
-  startState: () => ({ frames: [], commentDepth: 0, braceDepth: 0, afterOn: false }),
-  copyState: state => ({ ...state, frames: state.frames.slice() }),
+  startState: () => ({
+    frames: [],
+    commentDepth: 0,
+    braceDepth: 0,
+    afterOn: false,
+    body: 'undecided',
+    toml: { multiline: null }
+  }),
+  copyState: state => ({ ...state, frames: state.frames.slice(), toml: { ...state.toml } }),
   token,
   indent,
   languageData: {

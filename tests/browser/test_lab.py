@@ -52,6 +52,8 @@ CHROMIUM_FLAGS = [
 ]
 TOKEN = "soma-browser-test"
 SAVED_NOTEBOOKS = ("01_tour.ipynb", "04_verification.ipynb")
+TOML_CELL = '%%toml\n# the agent\'s model\n[agent]\nmock = "echo"\n'
+MAGIC_CELL = "%verify --strict\nlet x = 1\n"
 SERVER_START_SECONDS = 60
 KERNEL_IDLE_MS = 60_000
 RUN_ALL_MS = 120_000
@@ -121,7 +123,8 @@ def highlight_server(tmp_path):
     root = tmp_path / "root"
     root.mkdir()
     (root / SEED.name).write_text(SEED.read_text(encoding="utf-8"), encoding="utf-8")
-    soma = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(SEED.read_text(encoding="utf-8"))])
+    soma = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(SEED.read_text(encoding="utf-8")),
+                                           nbformat.v4.new_code_cell(TOML_CELL), nbformat.v4.new_code_cell(MAGIC_CELL)])
     soma.metadata["kernelspec"] = {"name": "soma", "display_name": "Soma", "language": "soma"}
     nbformat.write(soma, root / "refund_agent.ipynb")
     python = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os\n\ndef root():\n    return os.sep")])
@@ -297,6 +300,18 @@ PROBE_JS = """([scope, words]) => {
 }"""
 
 
+CELL_SPANS_JS = """() => [...document.querySelectorAll('.jp-Notebook .jp-Cell .cm-content')].map(content => {
+    const line = content.querySelector('.cm-line');
+    const plain = line ? getComputedStyle(line).color : '';
+    const styled = {};
+    for (const span of content.querySelectorAll('.cm-line span')) {
+        const look = getComputedStyle(span);
+        styled[span.textContent] = look.color !== plain || look.fontWeight >= 600 || look.fontStyle === 'italic';
+    }
+    return styled;
+})"""
+
+
 def _styled_tokens(page, scope: str, words: list[str]) -> dict[str, bool]:
     """Which probe tokens (`words`, a comment, a string) the editor under `scope` draws in a colour other than
     plain text's; waits (bounded) until every word is."""
@@ -326,6 +341,7 @@ def test_soma_is_highlighted_in_notebook_cells_and_cell_files(highlight_server):
             _open(page, highlight_server, "soma-notebook", "refund_agent.ipynb")
             page.get_by_text("Soma | Idle").wait_for(timeout=KERNEL_IDLE_MS)
             in_notebook = _styled_tokens(page, ".jp-Notebook .jp-Cell .cm-content", PROBE_WORDS)
+            cells = page.evaluate(CELL_SPANS_JS)
             page.screenshot(path=str(shots["notebook"]))
             _open(page, highlight_server, "soma-file", SEED.name)
             in_file = _styled_tokens(page, ".jp-FileEditor .cm-content", PROBE_WORDS)
@@ -340,6 +356,10 @@ def test_soma_is_highlighted_in_notebook_cells_and_cell_files(highlight_server):
             browser.close()
     expected = {word: True for word in PROBE_WORDS} | {"// comment": True, '"string"': True}
     assert in_notebook == expected, f"notebook cell: not styled: {[k for k, v in in_notebook.items() if not v]}"
+    toml_spans, magic_spans = cells[1], cells[2]
+    assert {"%%toml": True, "# the agent's model": True, "[agent]": True, "mock": True} == {
+        text: toml_spans.get(text) for text in ("%%toml", "# the agent's model", "[agent]", "mock")}, toml_spans
+    assert magic_spans.get("%verify --strict") is True and magic_spans.get("let") is True, magic_spans
     assert in_file == expected, f".cell file: not styled: {[k for k, v in in_file.items() if not v]}"
     assert "#26a69a" in file_icon, f"the file browser does not show the Soma logo for {SEED.name}: {file_icon[:200]}"
     assert {k: in_python.get(k) for k in ("import", "def", "return")} == {"import": True, "def": True, "return": True}
