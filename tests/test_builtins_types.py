@@ -77,6 +77,28 @@ def test_parse_date_parts():
         assert raised("parse_date", bad).kind == "date"
 
 
+def test_a_well_formed_date_the_calendar_lacks_says_it_does_not_exist():
+    impossible = {
+        "2026-02-29": "February 2026 has 28 days",
+        "2100-02-29": "February 2100 has 28 days",
+        "2026-04-31": "April 2026 has 30 days",
+        "2026-12-32": "December 2026 has 31 days",
+        "2026-13-01": "there is no month 13 (months 01 to 12)",
+        "2026-00-10": "there is no month 0 (months 01 to 12)",
+        "2026-01-00": "there is no day 0",
+        "0000-06-01": "there is no year 0 (years 1 to 9999)",
+    }
+    for builtin, extra in (("parse_date", ()), ("add_days", (1,)), ("add_months", (1,))):
+        for text, why in impossible.items():
+            err = raised(builtin, text, *extra)
+            assert (err.kind, err.detail) == ("date", f'the date "{text}" does not exist: {why}')
+    assert raised("days_between", "2026-01-01", "2026-02-30").detail == \
+        'the date "2026-02-30" does not exist: February 2026 has 28 days'
+    assert call("parse_date", "2024-02-29")["day"] == 29
+    for wrong_format in ("2026-2-28", "26-02-28", "2026/02/28", "28.02.2026", "", 20260228):
+        assert raised("parse_date", wrong_format).detail == f'invalid date "{wrong_format}" (expected YYYY-MM-DD)'
+
+
 def test_date_arithmetic():
     assert call("add_days", "2026-12-31", 1) == "2027-01-01"
     assert call("add_days", "2024-03-01", -1) == "2024-02-29"

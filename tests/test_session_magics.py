@@ -321,8 +321,17 @@ def test_skeleton_magic_on_the_triage_seed_and_on_a_plain_cell(session):
     fresh = Session(directory=SEEDS)
     assert fresh.execute("%load triage_agent/triage_agent.cell").ok
     assert "label" in fresh.execute("%skeleton Triage.label").stream_text()
-    refused = session.execute("%skeleton Counter.bump")
-    assert refused.error_name == "MagicError" and "not a skeleton agent" in refused.error
+    refused = session.execute("%skeleton Counter.bump", count=9)
+    assert refused.error_name == "MagicError"
+    assert refused.error == (
+        "error: cell[9]:1:11: cell 'Counter' is not a skeleton agent (this session declares no skeleton agent)\n"
+        "1 | %skeleton Counter.bump\n"
+        "  |           ^^^^^^^^^^^^\n"
+        "  hint: only a skeleton agent's signals have frames; `%describe Counter` lists this cell's contract")
+    unknown = session.execute("%skeleton Nobody.go").error
+    assert "cell 'Nobody' is not declared (this session declares no skeleton agent)" in unknown
+    assert "this file" not in unknown
+    assert "skeleton agents here: Triage" in fresh.execute("%skeleton Counter.bump").error
 
 
 def test_test_magic_failures_point_at_the_notebook_cell_of_the_rule(session):

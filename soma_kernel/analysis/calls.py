@@ -199,7 +199,7 @@ def _check_qualified(index: ProgramIndex, report: Reporter, node: ast.Node, cell
     if info is None:
         fix = suggest(cell, index.cells)
         report.error(node, f"unknown cell '{cell}' in {cell}.{name}(){did_you_mean(fix)}",
-                     "undefined_cell", "call a cell declared in this file", fix)
+                     "undefined_cell", "call a cell that is declared (or fix the spelling)", fix)
         return
     target = resolve_qualified(index, cell, name)
     if target is None and name in MACHINE_READS:

@@ -8,6 +8,7 @@ line; a use outside the frame is marked `✗ outside the frame`.
 
 from __future__ import annotations
 
+from ..core.records import Record
 from ..syntax import ast
 from .context import ProgramIndex, did_you_mean, suggest
 from .describe import LineWords, plain_line_words, signal_text
@@ -24,10 +25,20 @@ class SkeletonError(Exception):
         self.hint = hint
 
 
-def skeleton_text(program: ast.Program, target: str, line_words: LineWords = plain_line_words) -> str:
+class Source(Record, frozen=True):
+    """What the program was read from, as messages name it: `this file`, and the command that describes a cell
+    (`{cell}` stands for the cell's name)."""
+
+    name: str = "this file"
+    describe: str = "`soma-kernel describe FILE --faces`"
+
+
+def skeleton_text(program: ast.Program, target: str, line_words: LineWords = plain_line_words,
+                  source: Source = Source()) -> str:
     """The frame report of `Cell.signal`; SkeletonError when it does not exist.
 
-    `line_words(first, last=None)` names source lines (`line N` / `lines A–B` unless given).
+    `line_words(first, last=None)` names source lines (`line N` / `lines A–B` unless given);
+    `source` names where the program came from in the messages (a file, or a notebook's session).
     """
     cell_name, dot, signal_name = target.partition(".")
     if not dot or not cell_name or not signal_name:
@@ -36,9 +47,10 @@ def skeleton_text(program: ast.Program, target: str, line_words: LineWords = pla
     skeletons = [c.name for c in index.cells.values() if c.decl.kind == "skeleton"]
     info = index.cells.get(cell_name)
     if info is None or info.decl.kind != "skeleton":
-        known = f"skeleton agents here: {', '.join(skeletons)}" if skeletons else "this file declares no skeleton agent"
+        known = (f"skeleton agents here: {', '.join(skeletons)}" if skeletons
+                 else f"{source.name} declares no skeleton agent")
         what = "is not a skeleton agent" if info is not None else "is not declared"
-        hint = ("only a skeleton agent's signals have frames; `soma-kernel describe FILE --faces` "
+        hint = (f"only a skeleton agent's signals have frames; {source.describe.format(cell=cell_name)} "
                 "lists this cell's contract") if info is not None else ""
         raise SkeletonError(f"cell '{cell_name}' {what}{did_you_mean(suggest(cell_name, skeletons))} ({known})", hint)
     signal = info.signals.get(signal_name)

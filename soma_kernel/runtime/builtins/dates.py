@@ -17,17 +17,27 @@ GROUP = "time"
 
 _ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 _EPOCH = _dt.date(1970, 1, 1)
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")  # not calendar.month_name, which follows the locale
 
 
 def parse_iso(text) -> _dt.date:
-    """A strict "YYYY-MM-DD" String as a date; kind "date" otherwise."""
+    """A strict "YYYY-MM-DD" String as a date; kind "date" otherwise: a wrong format says the format,
+    a well-formed day the calendar lacks (`2026-02-29`, `2026-13-01`) says why it does not exist."""
     match = _ISO_DATE.fullmatch(text) if type(text) is str else None
-    if match:
-        try:
-            return _dt.date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
-        except ValueError:
-            pass
-    raise SomaError("date", f'invalid date "{display(text)}" (expected YYYY-MM-DD)')
+    if match is None:
+        raise SomaError("date", f'invalid date "{display(text)}" (expected YYYY-MM-DD)')
+    year, month, day = (int(part) for part in match.groups())
+    if year < 1:
+        raise SomaError("date", f'the date "{text}" does not exist: there is no year 0 (years 1 to 9999)')
+    if not 1 <= month <= 12:
+        raise SomaError("date", f'the date "{text}" does not exist: there is no month {month} (months 01 to 12)')
+    last = calendar.monthrange(year, month)[1]
+    if day < 1:
+        raise SomaError("date", f'the date "{text}" does not exist: there is no day 0')
+    if day > last:
+        raise SomaError("date", f'the date "{text}" does not exist: {_MONTHS[month - 1]} {year} has {last} days')
+    return _dt.date(year, month, day)
 
 
 def _shifted(start: _dt.date, days: int) -> _dt.date:

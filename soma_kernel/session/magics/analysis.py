@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ...analysis.check import check_program
 from ...analysis.describe import describe_cell, tools_sentence
-from ...analysis.skeleton import SkeletonError, skeleton_text
+from ...analysis.skeleton import SkeletonError, Source, skeleton_text
 from ...analysis.verify.checks import add_memory_breaches
 from ...analysis.verify.gate import check_then_verify
 from ...syntax import ast
@@ -103,6 +103,9 @@ def describe_magic(session, run, args: str, body) -> None:
     run.out("\n\n".join(paragraphs))
 
 
+SESSION_SOURCE = Source("this session", "`%describe {cell}`")
+
+
 def skeleton_magic(session, run, args: str, body) -> None:
     """%skeleton Cell.signal: one signal's frame, as `soma skeleton` prints it, lines as cell[N]:line."""
     words = split_args(args, "%skeleton Cell.signal")
@@ -110,9 +113,9 @@ def skeleton_magic(session, run, args: str, body) -> None:
         raise MagicError("usage: %skeleton Cell.signal", at_name=True)
     program, source_map = _program(session)
     try:
-        run.out(skeleton_text(program, words[0], source_map.line_words))
+        run.out(skeleton_text(program, words[0], source_map.line_words, SESSION_SOURCE))
     except SkeletonError as err:
-        raise MagicError(str(err)) from None
+        raise MagicError(str(err) + (f"\n  hint: {err.hint}" if err.hint else ""), words[0]) from None
 
 
 MAGICS = (
