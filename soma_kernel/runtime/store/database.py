@@ -19,6 +19,7 @@ from ...core.diagnostics import SomaError
 from . import schema
 
 DEFAULT_TIMEOUT = 30.0
+BUSY_SLICE = 0.05  # seconds SQLite itself waits for a lock before our (interruptible) loop tries again
 KEPT_GENERATIONS = 1000
 TIMEOUT_VARIABLE = "SOMA_STORE_TIMEOUT"
 
@@ -27,6 +28,11 @@ def is_lock_error(err: sqlite3.Error) -> bool:
     """True when SQLite refused because another connection holds the file."""
     text = str(err) if isinstance(err, sqlite3.OperationalError) else ""
     return "locked" in text or "busy" in text
+
+
+def waiting_for_lock() -> None:
+    """One pause between two tries for a lock: where an interrupt is taken (a signal during the sleep)."""
+    time.sleep(0.01)
 
 
 def store_error(path: str, detail: str) -> SomaError:
@@ -46,7 +52,8 @@ class Database:
         except OSError as err:
             raise store_error(path, f"cannot create its folder ({err.strerror})") from None
         with self.errors():
-            self.db = sqlite3.connect(path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
+            self.db = sqlite3.connect(path, timeout=min(self.timeout, BUSY_SLICE), isolation_level=None,
+                                      check_same_thread=False)
         try:
             self._prepare()
         except BaseException:
@@ -118,8 +125,11 @@ class Database:
     @contextlib.contextmanager
     def transaction(self, write: bool = True):
         """BEGIN IMMEDIATE (a writer, waiting up to the timeout) or a read snapshot; COMMIT, or ROLLBACK on error."""
-        with self.errors():
-            self.db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        if write:
+            self.begin()
+        else:
+            with self.errors():
+                self.db.execute("BEGIN")
         try:
             yield
         except BaseException:
@@ -128,9 +138,23 @@ class Database:
         self.commit()
 
     def begin(self) -> None:
-        """Take the write lock for one invocation (waiting for other writers up to the timeout)."""
-        with self.errors():
-            self.db.execute("BEGIN IMMEDIATE")
+        """Take the write lock for one invocation, waiting for other writers up to the timeout.
+
+        The wait is a Python loop over short SQLite waits (BUSY_SLICE), not one
+        long wait inside SQLite: an interrupt (SIGINT, KeyboardInterrupt) is
+        seen between two tries — within a fraction of a second — instead of at
+        the end of the timeout.
+        """
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                self.db.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.Error as err:
+                if not is_lock_error(err) or time.monotonic() >= deadline:
+                    with self.errors():
+                        raise
+            waiting_for_lock()
 
     def commit(self) -> None:
         """Make the open transaction durable."""
