@@ -88,7 +88,16 @@ class SomaLanguageServer(LanguageServer):
             await asyncio.sleep(delay)
         document = self.workspace.get_text_document(uri)
         version = document.version
-        entry = await self.analysed(uri)
+        try:
+            entry = await self.analysed(uri)
+        except Exception as err:  # a bug of ours: the editor says so, the server keeps serving
+            logging.exception("soma-kernel lsp: analysing %s failed", uri)
+            found = [types.Diagnostic(range=types.Range(start=types.Position(0, 0), end=types.Position(0, 0)),
+                                      message=f"soma-kernel lsp could not analyse this document, a bug in "
+                                              f"soma-kernel ({type(err).__name__}: {err})",
+                                      severity=types.DiagnosticSeverity.Error, source="soma", code="internal")]
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=found))
+            return
         if self.workspace.get_text_document(uri).version != version:
             return
         lines = self.lines(entry.analysis.source.text)

@@ -109,13 +109,15 @@ class _Lexer:
             self._add("comment", min(_block_comment_end(text, at), self.limit))
         elif text[at] == '"':
             self._string(text.startswith('"""', at))
-        elif text[at].isdigit():
+        elif "0" <= text[at] <= "9":
             duration = _DURATION.match(text, at, self.limit)
             self._add("duration" if duration else "number", (duration or _NUMBER.match(text, at, self.limit)).end())
-        elif text[at].isalpha() or text[at] == "_":
-            self._word(_WORD.match(text, at, self.limit).end())
         else:
-            self._symbol()
+            word = _WORD.match(text, at, self.limit)
+            if word:
+                self._word(word.end())
+            else:
+                self._symbol()
 
     def _string(self, triple: bool) -> None:
         """A string literal: text, escapes, `{{`/`}}`, and the code of its interpolations."""
@@ -126,7 +128,8 @@ class _Lexer:
         while self.position < body_end:
             at = self.position
             if not triple and text[at] == "\\":
-                self._add("escape", min(_ESCAPE.match(text, at).end(), body_end))
+                escape = _ESCAPE.match(text, at)
+                self._add("escape", min(escape.end() if escape else at + 1, body_end))
             elif text.startswith("{{", at) or text.startswith("}}", at):
                 self._add("string", at + 2)
             elif text[at] == "{" and self._interpolation(body_end):
