@@ -398,3 +398,26 @@ def test_double_question_mark_pages_instead_of_showing(session):
     assert unknown.error.split("\n") == ["error: cell[5]:1:3: nothing is known about 'nowhere'",
                                         "1 | ??nowhere", "  |   ^^^^^^^"]
     assert "%??" not in session.execute("%nonsense").error
+
+
+def test_question_mark_knows_every_keyword_of_the_keyword_table(session):
+    from soma_kernel.syntax.keyword_help import KEYWORD_HELP
+    from soma_kernel.syntax.keywords import KEYWORDS
+
+    assert set(KEYWORD_HELP) == set(KEYWORDS)
+    for word in KEYWORDS:
+        result = session.execute(f"?{word}")
+        assert result.ok, (word, result.error)
+        assert KEYWORD_HELP[word] in result.displays[0]["text/plain"]
+        assert word in KEYWORD_HELP[word]
+
+
+def test_question_mark_says_the_truth_about_invariants_and_lists_horde_options(session):
+    from soma_kernel.runtime.horde import HORDE_OPTIONS
+
+    invariant = session.execute("?invariant").displays[0]["text/plain"]
+    assert "before each write" in invariant and "after every invocation" not in invariant
+    horde = session.execute("?horde").displays[0]["text/plain"].split("\n")
+    assert horde[2] == "  options:"
+    assert [line.split(":")[0].strip() for line in horde[3:]] == list(HORDE_OPTIONS)
+    assert "concurrency: tasks run at once, 1 to 1000 (default 8" in horde[3]

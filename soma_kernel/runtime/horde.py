@@ -39,8 +39,20 @@ from ..core.diagnostics import SomaError
 from .values import display
 from .workers import View
 
-HORDE_OPTIONS = ("concurrency", "max_attempts", "budget_tokens", "snapshot", "seed", "instance",
-                 "on_result", "apply", "on_done", "on_error")
+HORDE_OPTION_HELP = {
+    "concurrency": "tasks run at once, 1 to 1000 (default 8; soma test runs them one after another)",
+    "max_attempts": "tries of a failing task, retried at once, 1 to 10 (default 1)",
+    "budget_tokens": "a token ceiling for the whole horde, reserved before each model request (else kind budget)",
+    "snapshot": "a value every task gets as its second argument",
+    "seed": "an Int seeding random() in each task (with the task's index)",
+    "instance": "an input field naming the agent instance whose memory and conversation carry over",
+    "on_result": "a handler of the calling cell, called with each result as its task ends",
+    "apply": "a handler of the calling cell, called with each result at the end, in input order",
+    "on_done": "a handler of the calling cell, called with the horde's id when it ends (it may start the next)",
+    "on_error": "a handler of the calling cell, called with (input, {error, kind, detail}) for a failed task",
+}
+"""Each option of horde()'s options Map and what it does (what `?horde` lists)."""
+HORDE_OPTIONS = tuple(HORDE_OPTION_HELP)
 MAX_VOTERS = 25
 
 

@@ -14,36 +14,12 @@ from typing import Optional
 from ..runtime.builtins import BUILTINS
 from ..runtime.values import display, type_of
 from ..syntax import ast
+from ..syntax.keyword_help import KEYWORD_HELP
 from ..syntax.machines import build_model
 
 NAME_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?")
 CALLEE_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?\s*$")
 MAGIC_AT = re.compile(r"[ \t]*(%%?\w+)")
-
-KEYWORD_HELP = {
-    "cell": "cell Name { face { } memory { } state m { } on handler(…) { } } — a unit of state and behaviour",
-    "agent": "cell agent Name { … } — a cell whose handlers may call think()/approve() and declare tools",
-    "skeleton": "skeleton agent Name { … } — signals with frames (calls/writes/reads/moves); bodies in `flesh`",
-    "flesh": "flesh Name { on signal(params) { … } } — the bodies of a skeleton agent's signals",
-    "type": "cell type Name { variants { A  B { field: T }  C(T) } } — a sum type",
-    "test": "cell test Name { rules { assert …  assert_fails …  mock think … } } — run by %test",
-    "face": "face { signal name(p: T) -> R  tool …  promise \"…\" } — a cell's public contract",
-    "memory": "memory { slot: Map<K, V> [persistent]  invariant expr } — a cell's state",
-    "state": "state name { initial: s  a -> b  b -> c { guard { expr } }  * -> failed except [c] }",
-    "on": "on name(p: T) { body } — a handler (a leading _ makes it private)",
-    "let": "let name = expr — at the top of a notebook cell it becomes a session variable",
-    "match": "match value { Pattern -> expr  _ -> expr }",
-    "try": "try { block } — a Map {value, error, kind, detail} instead of an error",
-    "require": "require cond else Tag \"detail\" — fail with kind Tag when cond is false",
-    "emit": "emit name(args) — call every handler listening for `name`",
-    "mock": "mock think \"reply\" / mock approve true — script the next model or human answer; "
-            "mock think tool name(arg: value, …) — the model asks for a tool (the real handler answers), "
-            "then the next mock think is its final text",
-    "assert": "assert expr — prints ✓ or ✗ as soma test does",
-    "assert_fails": "assert_fails expr [matching \"text\"] — ✓ when expr raises (the text in its kind or message)",
-    "invariant": "invariant expr — checked after every invocation that writes memory; rolled back when false",
-    "transition": "transition(id, [from,] to) — move a machine instance along a declared edge",
-}
 
 
 def _source(session, node: ast.Node) -> str:
@@ -169,7 +145,8 @@ def builtin_help(name: str) -> Optional[str]:
     entry = BUILTINS.get(name)
     if entry is None:
         return None
-    return f"{entry.signature}\n  {entry.doc}"
+    options = [f"    {name}: {what}" for name, what in entry.options]
+    return "\n".join([entry.signature, f"  {entry.doc}"] + (["  options:"] + options if options else []))
 
 
 def _cells(session) -> dict[str, ast.CellDecl]:

@@ -14,6 +14,7 @@ import time
 
 from ...core.diagnostics import SomaError
 from ...syntax import ast
+from ..horde import HORDE_OPTION_HELP
 from ..values import display
 from .registry import BuiltinCall, builtin
 
@@ -176,7 +177,8 @@ def delegate(call, cell, handler, *args):
 
 @builtin("horde", "horde(Cell.handler, inputs: List, opts?: Map) -> String",
          "Run the handler once per input (after the calling invocation commits); returns the id.",
-         needs_runtime=True, pure=False, min_args=2, max_args=3, usage="Cell.handler, inputs, opts?")
+         needs_runtime=True, pure=False, min_args=2, max_args=3, usage="Cell.handler, inputs, opts?",
+         options=HORDE_OPTION_HELP)
 def horde(call, *args):
     """Queue a horde of the handler over the inputs; its id."""
     return call.rt.hordes.start(list(args), call.cell)

@@ -28,7 +28,8 @@ class Builtin(Record, frozen=True):
     (max_args None = variadic), group, signature text, a one-line doc, and
     whether it is pure (no I/O, deterministic, no effect on the program).
     `needs_runtime`: called as `fn(call, *args)` (see BuiltinCall); `usage`
-    names the arguments in an arity error ("prompt, [system], [opts]")."""
+    names the arguments in an arity error ("prompt, [system], [opts]"); `options` the keys of its
+    options Map, each with what it does (what help lists)."""
 
     name: str
     fn: Callable[..., Any]
@@ -40,6 +41,7 @@ class Builtin(Record, frozen=True):
     pure: bool = True
     needs_runtime: bool = False
     usage: str = ""
+    options: tuple[tuple[str, str], ...] = ()
 
     @property
     def returns_nothing(self) -> bool:
@@ -81,13 +83,15 @@ def _arity_of(fn: Callable) -> tuple[int, Optional[int]]:
 
 def builtin(group: str, signature: str, doc: str, *, name: Optional[str] = None,
             aliases: tuple[str, ...] = (), pure: bool = True, needs_runtime: bool = False, usage: str = "",
-            min_args: Optional[int] = None, max_args: Optional[int] = -1) -> Callable:
+            min_args: Optional[int] = None, max_args: Optional[int] = -1,
+            options: Optional[dict[str, str]] = None) -> Callable:
     """Decorator registering a Python function as a Soma builtin.
 
     The Soma name defaults to the text of `signature` before "(". Arity is
     read from the Python signature (less the `call` of a builtin that
     `needs_runtime`) unless `min_args`/`max_args` are given (max_args None =
-    variadic). `aliases` register the same function under other names.
+    variadic). `aliases` register the same function under other names; `options` names the keys of
+    its options Map and what each does.
     A name registered twice is a mistake in the builtin groups, refused at
     import (a later group would silently replace an earlier one's builtin).
     """
@@ -103,7 +107,8 @@ def builtin(group: str, signature: str, doc: str, *, name: Optional[str] = None,
             if each in BUILTINS:
                 raise RuntimeError(f"builtin {each!r} of group {group!r} is already registered by group "
                                    f"{BUILTINS[each].group!r}")
-            BUILTINS[each] = Builtin(each, fn, low, high, group, signature, doc, pure, needs_runtime, usage)
+            BUILTINS[each] = Builtin(each, fn, low, high, group, signature, doc, pure, needs_runtime, usage,
+                                     tuple((options or {}).items()))
         return fn
 
     return register
