@@ -127,14 +127,82 @@ def test_store_off_returns_to_memory_and_the_file_keeps_its_data(folder):
     assert session.execute("%reset").ok
 
 
-def test_binding_replaces_in_memory_values_and_says_so(folder):
+def session_with_values(folder) -> Session:
+    """A session that %load-ed ledger.cell and holds values in memory: two balances, history, an instance."""
     session = Session(str(folder))
     session.execute("%load ledger.cell")
-    session.execute('Ledger.deposit("mem", 1)')
+    for who, amount in (("ann", 2), ("bob", 5)):
+        assert session.execute(f'Ledger.deposit("{who}", {amount})').ok
+    assert session.execute('Ledger.freeze("ann")').ok
+    return session
+
+
+def stored_rows(path) -> dict:
+    """{(space, key): value} of every entry in a store file, read straight from it."""
+    with sqlite3.connect(path) as db:
+        return {(space, key): value for space, key, value in db.execute("SELECT space, key, value FROM entries")}
+
+
+SESSION_ROWS = {("map:balances", "ann"): "2", ("map:balances", "bob"): "5", ("list:history", 0): '"ann+2"',
+                ("list:history", 1): '"bob+5"', ("instance", "ann"): '["frozen",["open","frozen"]]'}
+
+
+@pytest.mark.parametrize("target", ["new.sqlite", "deep/new/folder/data.sqlite", "", "empty.sqlite",
+                                    "other-cells.sqlite"])
+def test_binding_a_store_without_the_cells_data_keeps_the_sessions_values_and_writes_them_at_once(folder, target):
+    path = folder / (target or ".soma_data/ledger.sqlite")
+    if target == "empty.sqlite":
+        with sqlite3.connect(path):
+            pass
+    elif target == "other-cells.sqlite":  # a store that holds another program's cell
+        other = Session(str(folder))
+        assert other.execute("cell Other {\n memory { n: Map<String, Int> [persistent] }\n on put() { n.set(\"k\", 1) }\n}").ok
+        assert other.execute(f"%store {target}").ok and other.execute("Other.put()").ok
+        other.execute("%store off")
+    session = session_with_values(folder)
+    result = session.execute(f"%store {target}".strip())
+    assert result.ok, result.error_value
+    shown = target or ".soma_data/ledger.sqlite"
+    assert result.stream_text() == (
+        f"bound to {shown}\n  Ledger: balances (2 entries), history (2 entries), 1 machine instance\n"
+        f"kept the session's values of Ledger.balances, Ledger.history, Ledger.machine instances "
+        f"and wrote them to {shown}\n")
+    assert result.stream_text("stderr") == ""
+    rows = stored_rows(path)  # at once: no statement ran since %store
+    assert {key: value for key, value in rows.items() if key[0] != "map:n"} == SESSION_ROWS
+    assert session.execute('Ledger.balance("bob")').result == {"text/plain": "5"}
+
+
+def test_binding_a_store_that_holds_data_names_each_in_memory_value_it_replaces(folder):
+    writer = bound_session(folder)
+    assert writer.execute('Ledger.deposit("ann", 2)').ok and writer.execute('Ledger.deposit("cy", 9)').ok
+    writer.execute("%store off")
+    session = session_with_values(folder)
     result = session.execute("%store")
-    assert result.stream_text("stderr") == ("note: the in-memory values of Ledger.balances, Ledger.history "
-                                            "were replaced by the stored ones\n")
-    assert session.execute('Ledger.balance("mem")').result == {"text/plain": "0"}
+    assert result.stream_text("stderr") == (
+        'note: the stored data replaced these in-memory values: Ledger.balances ("bob"); '
+        "Ledger.history (1); Ledger.machine instances (\"ann\")\n")
+    assert "kept the session's values" not in result.stream_text()
+    assert session.execute('Ledger.balance("bob")').result == {"text/plain": "0"}
+    assert session.execute('Ledger.balance("cy")').result == {"text/plain": "9"}
+
+
+def test_binding_a_store_that_holds_the_same_values_replaces_nothing(folder):
+    session = session_with_values(folder)
+    assert session.execute("%store same.sqlite").ok
+    session.execute("%store off")
+    result = session.execute("%store same.sqlite")
+    assert result.ok and result.stream_text("stderr") == "" and "kept" not in result.stream_text()
+
+
+def test_a_store_that_cannot_be_bound_leaves_the_session_bound_where_it_was(folder):
+    session = bound_session(folder)
+    assert session.execute('Ledger.deposit("ada", 5)').ok
+    (folder / "bad.sqlite").write_bytes(b"not sqlite\n" * 100)
+    result = session.execute("%store bad.sqlite")
+    assert result.error_value.endswith("(the session stays bound to .soma_data/ledger.sqlite)")
+    assert session.execute('Ledger.deposit("ada", 1)').ok
+    assert stored_rows(folder / ".soma_data" / "ledger.sqlite")[("map:balances", "ada")] == "6"
 
 
 def test_store_needs_a_path_without_a_loaded_program(folder):
@@ -178,3 +246,19 @@ def test_a_kernel_restart_reads_back_what_a_handler_stored(folder):
         reply, messages = run(client, 'Ledger.balance("ada")')
         assert reply["status"] == "ok"
         assert [c["data"]["text/plain"] for c in of_type(messages, "execute_result")] == ["12"]
+
+
+def test_a_kernel_shut_down_leaves_the_store_file_whole_and_alone(folder, tmp_path):
+    store = folder / ".soma_data" / "ledger.sqlite"
+    with running_kernel(str(folder / "prefix"), str(folder)) as (manager, client):
+        assert run(client, "%load ledger.cell")[0]["status"] == "ok"
+        assert run(client, "%store")[0]["status"] == "ok"
+        assert run(client, 'Ledger.deposit("ada", 12)')[0]["status"] == "ok"
+        assert sorted(p.name for p in store.parent.iterdir()) != ["ledger.sqlite"]  # open: WAL at work
+        manager.shutdown_kernel(now=False)
+        assert sorted(p.name for p in store.parent.iterdir()) == ["ledger.sqlite"]
+    copy = tmp_path / "copy"
+    (copy / ".soma_data").mkdir(parents=True)
+    (copy / "ledger.cell").write_text(LEDGER, encoding="utf-8")
+    (copy / ".soma_data" / "ledger.sqlite").write_bytes(store.read_bytes())
+    assert bound_session(copy).execute('Ledger.balance("ada")').result == {"text/plain": "12"}

@@ -326,4 +326,4 @@ def test_a_file_of_the_json_blob_format_is_migrated(program):
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert tables == {"entries", "changes", "meta"}
+    assert tables == {"entries", "changes", "meta", "declarations"}

@@ -46,12 +46,17 @@ def run(args: argparse.Namespace) -> int:
         runtime.agent.ask = ask_at_terminal
     runtime.agent.approval_remedy = APPROVAL_REMEDY
     runtime.agent.echo_without_model = False  # outside tests, think() with no key and no mock raises (§8.2)
+    try:
+        return _run_bound(args, runtime)
+    finally:
+        runtime.detach_store()  # checkpointed and closed: the .sqlite file alone holds the data
+
+
+def _run_bound(args: argparse.Namespace, runtime: Runtime) -> int:
+    """Bind the program's store, call the handler, print the result; exit code."""
     restored: list[str] = []
     try:
-        store = open_store(default_store_path(args.file))
-        if args.fresh:
-            store.wipe()
-        for line in runtime.attach_store(store):
+        for line in attach_program_store(runtime, args).breaches:
             print(line, file=sys.stderr)
         restored = [state.name for state in runtime.cells.values() if state.machines and state.machines.current]
         cell, handler = choose_handler(runtime, args.handler, args.args, args.file)
@@ -73,6 +78,20 @@ def run(args: argparse.Namespace) -> int:
     if result is not None:
         print(to_json(result))
     return 0
+
+
+def attach_program_store(runtime: Runtime, args: argparse.Namespace):
+    """Bind the program's `.soma_data` store (wiped first with --fresh); closed again when binding fails.
+    What binding did (runtime.store.Bound)."""
+    store = open_store(default_store_path(args.file))
+    store.origin_of = lambda cell: os.path.basename(args.file)
+    try:
+        if args.fresh:
+            store.wipe()
+        return runtime.attach_store(store)
+    except BaseException:
+        store.close()
+        raise
 
 
 APPROVAL_REMEDY = "set SOMA_APPROVE=always|never, or run it at a terminal to answer y/N"

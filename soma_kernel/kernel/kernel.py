@@ -200,8 +200,9 @@ class SomaKernel(Kernel):
                 "history": [(number, line, (code, None) if output else code) for number, line, code in entries]}
 
     async def do_shutdown(self, restart):
-        """Close the history file (the session's data lives in memory or its store)."""
+        """Close the history file and the bound store (checkpointed: no -wal or -shm file is left)."""
         if self._session is not None:
+            self._session.runtime.detach_store()
             self._session.history.close()
         return {"status": "ok", "restart": restart}
 

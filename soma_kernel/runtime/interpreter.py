@@ -198,7 +198,7 @@ class Runtime:
         self.cells[name] = state
         messages = carry_over(old, state) if old is not None else []
         if self.store is not None:
-            self.store.bind(state, self.variant_kinds())
+            self.store.bind([state], self.variant_kinds())
         return messages + breach_messages(state)
 
     def invariant_breaches(self) -> list[tuple[str, str, list[str]]]:
@@ -207,13 +207,16 @@ class Runtime:
         return [(state.name, invariant.text, shown) for state in self.cells.values()
                 for slot in state.slots.values() for invariant, shown in slot.breaches()]
 
-    def attach_store(self, store) -> list[str]:
-        """Keep `[persistent]` slots (and instances, counters) in `store` (runtime.store.SlotStore);
-        returns one line per invariant that the values read from it break (they are kept)."""
+    def attach_store(self, store):
+        """Keep `[persistent]` slots (and instances, counters) in `store` (runtime.store.SlotStore).
+        The cells keep their values where the file holds none of theirs; the result (store.Bound)
+        says which in-memory values the stored ones replaced, and its `breaches` has one line per
+        invariant that values read from it break (kept: written before the invariant was
+        tightened). Nothing changes when it fails."""
+        bound = store.bind(list(self.cells.values()), self.variant_kinds())
         self.store = store
-        for state in self.cells.values():
-            store.bind(state, self.variant_kinds())
-        return [line for state in self.cells.values() for line in breach_messages(state)]
+        bound.breaches = [line for state in self.cells.values() for line in breach_messages(state)]
+        return bound
 
     def detach_store(self) -> None:
         """Back to memory only: the stored parts keep their current values, the file is closed."""

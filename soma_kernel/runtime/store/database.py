@@ -1,10 +1,17 @@
 """The SQLite side of the slot store: opening a file, transactions, reading and writing entries.
 
-`Database(path)` opens (creating, or migrating, when needed) a store file in
-WAL mode with `synchronous=FULL`, so a commit survives a killed process and
-a power cut alike. Every SQLite failure becomes a SomaError of kind `store`
-that names the file; the file itself is never rewritten or removed to get
-past an error.
+`Database(path)` opens (creating, or migrating, when needed) a store file.
+Opening only reads: the file is checked (its stamp, and an older file's
+blobs) before anything is written, so a file that is refused is left exactly
+as it was. The first write switches it to WAL mode with `synchronous=FULL`,
+so a commit survives a killed process and a power cut alike. A file (or
+folder) that cannot be written is opened read-only: it can be read, and a
+write is refused with an error. `close()` checkpoints the WAL and, when no
+other process has the file open, leaves it in rollback-journal mode: no
+`-wal` or `-shm` file is left beside it, the `.sqlite` file alone holds
+everything, and it can be read from a read-only folder. Every SQLite failure becomes a SomaError of kind `store` that
+names the file; the file itself is never rewritten or removed to get past
+an error.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ import contextlib
 import os
 import sqlite3
 import time
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from ...core.diagnostics import SomaError
 from . import schema
@@ -46,24 +53,27 @@ class Database:
     def __init__(self, path: str, timeout: Optional[float] = None):
         self.path = path
         self.timeout = timeout if timeout is not None else float(os.environ.get(TIMEOUT_VARIABLE, DEFAULT_TIMEOUT))
-        folder = os.path.dirname(os.path.abspath(path))
-        try:
-            os.makedirs(folder, exist_ok=True)
-        except OSError as err:
-            raise store_error(path, f"cannot create its folder ({err.strerror})") from None
+        self.read_only = _read_only(path)
+        self.in_wal = False
+        if not self.read_only:
+            try:
+                os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            except OSError as err:
+                raise store_error(path, f"cannot create its folder ({err.strerror})") from None
         with self.errors():
-            self.db = sqlite3.connect(path, timeout=min(self.timeout, BUSY_SLICE), isolation_level=None,
-                                      check_same_thread=False)
+            target = f"file:{_uri_path(os.path.abspath(path))}?mode=ro" if self.read_only else path
+            self.db = sqlite3.connect(target, timeout=min(self.timeout, BUSY_SLICE), isolation_level=None,
+                                      check_same_thread=False, uri=self.read_only)
         try:
-            self._prepare()
+            self._retrying(self._prepare_once)
         except BaseException:
             self.db.close()
             raise
 
     # ------------------------------------------------------------ opening
 
-    def _prepare(self) -> None:
-        """_prepare_once, tried again while another process holds the file (up to the timeout).
+    def _retrying(self, step: Callable[[], None]) -> None:
+        """step(), tried again while another process holds the file (up to the timeout).
 
         Switching a new file to WAL and SQLite's recovery of another process's WAL can answer
         "locked" at once, without waiting through the busy timeout.
@@ -72,7 +82,7 @@ class Database:
         pause = 0.01
         while True:
             try:
-                return self._prepare_once()
+                return step()
             except sqlite3.Error as err:
                 if not is_lock_error(err) or time.monotonic() + pause > deadline:
                     with self.errors():
@@ -81,22 +91,43 @@ class Database:
             pause = min(pause * 2, 0.2)
 
     def _prepare_once(self) -> None:
-        """Check the file is ours (before changing anything), then switch to WAL and create or migrate.
+        """Check the file is ours, reading only; an older file's blobs are checked too. A new or
+        older file is then created or migrated (the first write, so the switch to WAL comes first).
 
         The first look is one read snapshot: read statement by statement, a file another
         process creates meanwhile could show its tables without its stamp and be refused.
         """
         with self.transaction(write=False):
             kind = self._classify()
+            if kind == "v0":
+                self._check(schema.v0_problem(self.db))
+        if kind == "current":
+            return
+        if self.read_only:
+            if kind == "v0":
+                raise store_error(self.path, "it is in the older one-blob-per-slot format and cannot be "
+                                             "migrated: the file or its folder is read-only")
+            return  # a new, empty file that cannot be created: it reads as empty
+        with self.transaction():
+            kind = self._classify()  # another process may have created it meanwhile
+            if kind == "empty":
+                schema.create(self.db)
+            elif kind == "v0":
+                self._check(schema.v0_problem(self.db))
+                schema.migrate_v0(self.db)
+
+    def _switch_to_wal(self) -> None:
+        """Before the first write: WAL journal, synchronous=FULL."""
+        if self.in_wal or self.read_only:
+            return
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.execute("PRAGMA synchronous = FULL")
-        if kind != "current":
-            with self.transaction():
-                kind = self._classify()  # another process may have created it meanwhile
-                if kind == "empty":
-                    schema.create(self.db)
-                elif kind == "v0":
-                    schema.migrate_v0(self.db)
+        self.in_wal = True
+
+    def _check(self, problem: Optional[str]) -> None:
+        """Refuse the file, naming what is wrong in it, when there is a problem."""
+        if problem is not None:
+            raise store_error(self.path, f"{problem}; the file was left untouched")
 
     def _classify(self) -> str:
         """schema.classify, its refusal turned into the store error."""
@@ -138,13 +169,20 @@ class Database:
         self.commit()
 
     def begin(self) -> None:
-        """Take the write lock for one invocation, waiting for other writers up to the timeout.
+        """Take the write lock for one invocation, waiting for other writers up to the timeout;
+        a read snapshot when the file is read-only (a write is then refused at commit).
 
         The wait is a Python loop over short SQLite waits (BUSY_SLICE), not one
         long wait inside SQLite: an interrupt (SIGINT, KeyboardInterrupt) is
         seen between two tries — within a fraction of a second — instead of at
         the end of the timeout.
         """
+        if self.read_only:
+            with self.errors():
+                self.db.execute("BEGIN")
+            return
+        if not self.in_wal:
+            self._retrying(self._switch_to_wal)
         deadline = time.monotonic() + self.timeout
         while True:
             try:
@@ -202,12 +240,32 @@ class Database:
                 "LEFT JOIN entries AS e ON e.cell = c.cell AND e.space = c.space AND e.key = c.key",
                 (generation,)).fetchall()
 
-    def list_length(self, cell: str, space: str) -> int:
-        """How many positions a stored list has (its last position + 1)."""
+    def holds(self, cell: str) -> bool:
+        """Whether the file holds any entry of the cell."""
         with self.errors():
-            last = self.db.execute("SELECT max(key) FROM entries WHERE cell = ? AND space = ?",
-                                   (cell, space)).fetchone()[0]
-        return 0 if last is None else last + 1
+            return self.db.execute("SELECT 1 FROM entries WHERE cell = ? LIMIT 1", (cell,)).fetchone() is not None
+
+    def first_unreadable(self, cell: str, limit: int) -> Optional[tuple]:
+        """(space, key, value) of the first entry of the cell whose value is not JSON text or is
+        longer than limit characters (its value then cut to limit + 1), or None."""
+        with self.errors():
+            return self.db.execute(
+                "SELECT space, key, substr(value, 1, ? + 1) FROM entries WHERE cell = ? "
+                "AND (typeof(value) != 'text' OR length(value) > ? OR NOT json_valid(value)) LIMIT 1",
+                (limit, cell, limit)).fetchone()
+
+    def list_length(self, cell: str, space: str) -> tuple[int, int]:
+        """(its last position + 1, how many positions it has) of a stored list: equal when it has no gap."""
+        with self.errors():
+            last, count = self.db.execute("SELECT max(key), count(*) FROM entries WHERE cell = ? AND space = ?",
+                                          (cell, space)).fetchone()
+        return (0 if last is None else last + 1), count
+
+    def list_positions(self, cell: str, space: str) -> list:
+        """Every position a stored list has, in order."""
+        with self.errors():
+            return [row[0] for row in self.db.execute(
+                "SELECT key FROM entries WHERE cell = ? AND space = ? ORDER BY key", (cell, space))]
 
     def summary(self) -> list[tuple]:
         """(cell, space, number of entries) of the whole file."""
@@ -246,7 +304,27 @@ class Database:
             db.execute("UPDATE meta SET value = ? WHERE name = 'pruned_below'", (pruned_below,))
 
     def close(self) -> None:
-        """Close the connection (an open transaction is abandoned)."""
+        """Close the connection (an open transaction is abandoned). The WAL is checkpointed into the
+        file first and the file set back to a rollback journal, so the `.sqlite` file alone holds
+        every commit and SQLite removes `-wal` and `-shm` as it closes."""
         with contextlib.suppress(sqlite3.Error):
             self.rollback()
+        if self.in_wal:
+            with contextlib.suppress(sqlite3.Error):  # another process still has it open: the last one does it
+                self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                self.db.execute("PRAGMA journal_mode = DELETE")  # a file that stands alone, readable read-only
         self.db.close()
+
+
+def _uri_path(path: str) -> str:
+    """path as the path of an SQLite `file:` URI (its three special characters escaped)."""
+    return path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+
+
+def _read_only(path: str) -> bool:
+    """Whether the store must be opened read-only: the file, or the folder it needs for its
+    journal, exists and cannot be written."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.exists(path):
+        return not (os.access(path, os.W_OK) and os.access(folder, os.W_OK | os.X_OK))
+    return os.path.isdir(folder) and not os.access(folder, os.W_OK | os.X_OK)

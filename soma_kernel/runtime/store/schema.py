@@ -100,6 +100,44 @@ def migrate_v0(db: sqlite3.Connection) -> None:
     db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?)", entries)
 
 
+def v0_problem(db: sqlite3.Connection) -> Optional[str]:
+    """What in a JSON-blob file could not be migrated (a blob that is not JSON, or not of its
+    slot's shape), or None; it is checked before anything is written."""
+    for cell, slot, data in db.execute("SELECT cell, slot, data FROM slots"):
+        value = _json_or_none(data)
+        if not isinstance(value, (list, dict)):
+            return f"the older-format blob of {cell}.{slot} is not a JSON list or object ({_shown(data)})"
+    for cell, counter, machines, memory in db.execute("SELECT cell, counter, machines, memory FROM cells"):
+        if counter is not None and type(counter) is not int:
+            return f"the older-format next_id of {cell} is not an integer ({_shown(counter)})"
+        for part, data in (("machines", machines), ("remember() memory", memory)):
+            if data and not isinstance(_json_or_none(data), dict):
+                return f"the older-format {part} blob of {cell} is not a JSON object ({_shown(data)})"
+        if machines:
+            saved = json.loads(machines)
+            if not all(isinstance(saved.get(name, []), list) and all(
+                    isinstance(pair, list) and len(pair) == 2 for pair in saved.get(name, []))
+                    for name in ("current", "history")):
+                return f"the older-format machines blob of {cell} is not [instance, state] pairs ({_shown(machines)})"
+    return None
+
+
+def _json_or_none(data):
+    """data decoded from JSON text, or None when it is not JSON text."""
+    if not isinstance(data, str):
+        return None
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _shown(data) -> str:
+    """A value from the file as a message shows it: its first 60 characters."""
+    text = repr(data)
+    return text if len(text) <= 60 else text[:60] + "…"
+
+
 def _slot_entries(cell: str, slot: str, value) -> list[tuple]:
     """One v0 slot blob as entry rows."""
     if isinstance(value, list):

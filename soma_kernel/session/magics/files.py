@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import tempfile
 
 from ...core.diagnostics import SomaError
 from ...project.loader import read_source
@@ -40,18 +43,66 @@ def load_magic(session, run, args: str, body) -> None:
     run.out(f"loaded {len(added)} definition(s) from {shown}: {', '.join(name for _, name in added) or 'none'}")
 
 
+SAVE_USAGE = "%save FILE.cell [--force]"
+
+
 def save_magic(session, run, args: str, body) -> None:
-    """%save FILE.cell: write every definition of the session as one program."""
-    path = _path(session, args, "%save FILE.cell")
+    """%save FILE.cell [--force]: write every definition of the session as one program. An existing
+    file, or a symbolic link, is never replaced or written through without --force."""
+    words = split_args(args, SAVE_USAGE)
+    force = "--force" in words
+    words = [word for word in words if word != "--force"]
+    if len(words) != 1:
+        raise MagicError(f"usage: {SAVE_USAGE}", at_name=True)
+    path = os.path.join(session.directory, os.path.expanduser(words[0]))
+    shown = os.path.relpath(path, session.directory)
     if not session.definitions:
         raise MagicError("nothing is defined yet: there is nothing to save")
     text = session.program_text()
+    if force:
+        written, how = _replace(path, text), ""
+        if os.path.islink(path):
+            how = f" (through the symbolic link, to {written})"
+    else:
+        _create(path, shown, text)
+        how = ""
+    run.out(f"saved {len(session.definitions)} definition(s) to {shown}{how}")
+
+
+def _create(path: str, shown: str, text: str) -> None:
+    """Write text to a new file at path; an existing file or a symbolic link there is refused, untouched."""
     try:
-        with open(path, "w", encoding="utf-8") as handle:
+        with open(path, "x", encoding="utf-8") as handle:  # O_EXCL: fails on any existing name, links included
             handle.write(text)
+    except FileExistsError:
+        if os.path.islink(path):
+            raise MagicError(f"{shown} is a symbolic link (to {os.readlink(path)}): %save does not write "
+                             f"through it; `%save {shown} --force` writes to where it points", shown) from None
+        raise MagicError(f"{shown} exists: %save never replaces a file; `%save {shown} --force` "
+                         "overwrites it", shown) from None
     except OSError as err:
         raise MagicError(f"cannot write {path}: {err.strerror}", path) from None
-    run.out(f"saved {len(session.definitions)} definition(s) to {os.path.relpath(path, session.directory)}")
+
+
+def _replace(path: str, text: str) -> str:
+    """Write text over the file path names (through a symbolic link), whole or not at all; that file's path."""
+    target = os.path.realpath(path)
+    folder = os.path.dirname(target)
+    try:
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".soma-save-", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                file.write(text)
+            if os.path.exists(target):
+                shutil.copymode(target, temporary)
+            os.replace(temporary, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+    except OSError as err:
+        raise MagicError(f"cannot write {target}: {err.strerror}", path) from None
+    return target
 
 
 def toml_magic(session, run, args: str, body) -> None:
@@ -130,7 +181,8 @@ def _summary(project) -> str:
 MAGICS = (
     Magic("load", "%load FILE.cell", "run a program file in this cell (and use the soma.toml beside it)",
           load_magic),
-    Magic("save", "%save FILE.cell", "write the session's definitions as one program", save_magic),
+    Magic("save", SAVE_USAGE, "write the session's definitions as one program (never over a file without --force)",
+          save_magic),
     Magic("cassette", CASSETTE_USAGE, "record model exchanges to FILE, or replay them from it (off: neither)",
           cassette_magic),
     Magic("toml", "%%toml", "replace the session's soma.toml with the cell's text", toml_magic, cell=True),

@@ -3,9 +3,12 @@
 `%store` binds the session's `[persistent]` slots (with every cell's machine
 instances, `next_id` and `remember()` state) to a slot store file, by
 default the `.soma_data/<program>.sqlite` that `soma-kernel run` uses for
-the `%load`ed program. From then on each statement is one store
-transaction: it starts from what other processes committed and its writes
-are committed when it succeeds, never when it is rolled back.
+the `%load`ed program. A cell the file holds nothing of keeps its values,
+and they are written to the file at once; a cell the file holds data of
+takes the stored data, and the note names each in-memory value it replaced.
+From then on each statement is one store transaction: it starts from what
+other processes committed and its writes are committed when it succeeds,
+never when it is rolled back.
 """
 
 from __future__ import annotations
@@ -51,15 +54,63 @@ def store_magic(session, run, args: str, body) -> None:
     if current is not None:
         session.runtime.detach_store()
     try:
-        breaches = session.runtime.attach_store(open_store_for(path))
+        bound = bind(session, path)
     except SomaError as err:
-        session.runtime.store = None
-        raise MagicError(err.detail) from None
-    run.out(binding_summary(session, session.runtime.store))
-    for line in breaches:
+        raise MagicError(err.detail + rebound(session, current)) from None
+    store = session.runtime.store
+    run.out(binding_summary(session, store))
+    for line in bound.breaches:
         run.out(line, "stderr")
-    if held:
-        run.out(f"note: the in-memory values of {', '.join(held)} were replaced by the stored ones", "stderr")
+    kept = [name for name in held if name.partition(".")[0] in bound.written]
+    if kept:
+        run.out(f"kept the session's values of {', '.join(kept)} and wrote them to {shown_path(session, path)}")
+    if bound.replaced:
+        run.out("note: the stored data replaced these in-memory values: "
+                + "; ".join(replaced_text(item) for item in bound.replaced), "stderr")
+    if store.read_only:
+        run.out(f"note: {shown_path(session, path)} is read-only: it is read, and a statement that writes "
+                "a [persistent] slot fails", "stderr")
+
+
+def bind(session, path: str):
+    """Open the store at path and bind the session's cells to it (runtime.store.Bound)."""
+    store = open_store_for(path)
+    store.origin_of = lambda cell: program_origin(session, cell)
+    try:
+        return session.runtime.attach_store(store)
+    except BaseException:
+        store.close()
+        raise
+
+
+def rebound(session, previous) -> str:
+    """After a failed %store: bind the previous store again; what to add to the error."""
+    if previous is None:
+        return ""
+    try:
+        bind(session, previous.path)
+    except SomaError as err:
+        return f" (and {shown_path(session, previous.path)} could not be bound again: {err.detail})"
+    return f" (the session stays bound to {shown_path(session, previous.path)})"
+
+
+def program_origin(session, cell: str):
+    """The program file a cell's definition came from (%load), or None for a notebook cell."""
+    definition = session.definitions.get(("cell", cell))
+    if definition is None or definition.origin.startswith("cell["):
+        return None
+    return definition.origin
+
+
+SHOWN_KEYS = 8
+
+
+def replaced_text(item) -> str:
+    """`Cell.part (key, key, …)` of one Replaced."""
+    keys = [f'"{key}"' if isinstance(key, str) else str(key) for key in item.keys if key != ""]
+    more = f", … {len(keys) - SHOWN_KEYS} more" if len(keys) > SHOWN_KEYS else ""
+    listed = f" ({', '.join(keys[:SHOWN_KEYS])}{more})" if keys else ""
+    return f"{item.cell}.{item.part}{listed}"
 
 
 def store_path(session, word):
@@ -78,9 +129,11 @@ def open_store_for(path: str):
 
 
 def slots_holding_data(session) -> list[str]:
-    """`Cell.slot` of each [persistent] slot that holds values in memory now (binding replaces them)."""
-    return [f"{name}.{slot.name}" for name, state in session.runtime.cells.items()
+    """`Cell.part` of each stored part that holds values in memory now ([persistent] slots, machine instances)."""
+    held = [f"{name}.{slot.name}" for name, state in session.runtime.cells.items()
             for slot in state.slots.values() if is_persistent(slot.decl) and slot.data]
+    return held + [f"{name}.machine instances" for name, state in session.runtime.cells.items()
+                   if state.machines is not None and state.machines.current]
 
 
 def binding_summary(session, store) -> str:
