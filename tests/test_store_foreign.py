@@ -386,3 +386,19 @@ def test_soma_kernel_run_leaves_the_sqlite_file_alone_and_whole(program, tmp_pat
     (copy / ".soma_data").mkdir(parents=True)
     shutil.copy(store, copy / ".soma_data" / "counter.sqlite")
     assert bound(str(copy / "counter.cell")).cells["Counter"].slots["counts"].data == expected
+
+
+def test_values_stored_before_the_program_tightened_an_invariant_are_kept_and_named_on_every_run(program):
+    run = [sys.executable, "-m", "soma_kernel", "run", program]
+    env = {**os.environ, "PYTHONPATH": REPO}
+    assert subprocess.run(run + ["add", "a", "49"], env=env, capture_output=True).returncode == 0
+    with open(program, "w", encoding="utf-8") as handle:
+        handle.write(COUNTER.replace("invariant counts >= 0", "invariant counts >= 0\n        invariant counts <= 10"))
+    for _ in range(2):  # the old declaration stays on record while stored values break the new one
+        done = subprocess.run(run + ["get", "a"], env=env, capture_output=True, text=True)
+        assert (done.returncode, done.stdout) == (0, "50\n"), done.stderr
+        assert done.stderr.startswith('Counter: 1 value(s) in memory break invariant counts <= 10: counts["a"] = 50')
+    tamper(program, "UPDATE entries SET value = '-1' WHERE space = 'map:counts' AND key = 'a'")
+    done = subprocess.run(run + ["get", "a"], env=env, capture_output=True, text=True)
+    assert done.returncode == 1 and 'the row Counter.counts["a"] is refused' in done.stderr
+    assert "invariant counts >= 0" in done.stderr
