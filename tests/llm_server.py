@@ -9,7 +9,8 @@ takes the next scripted answer:
     server.tool("lookup", {"order": "A1"})  a tool call
     server.status(429, "slow down")         an error status with a provider message
     server.slow(5.0, "late")                a text reply after a pause
-    server.raw("not json at all")           a 200 whose body is not JSON
+    server.raw("not json at all")           a 200 whose body is not JSON (or another status)
+    server.echo(401, pad=30)                an error body echoing the request's headers
 
 Every request is kept (path, headers, parsed body) in `server.requests`, so
 tests can assert where the key went. An unscripted request gets a 500
@@ -82,13 +83,19 @@ class LoopbackModel:
         self.script.append(("slow", seconds, text))
         return self
 
-    def raw(self, body: str) -> "LoopbackModel":
-        """Script a 200 whose body is `body` as it is."""
-        self.script.append(("raw", body))
+    def raw(self, body: str, status: int = 200) -> "LoopbackModel":
+        """Script an answer whose body is `body` as it is (status 200 unless given)."""
+        self.script.append(("raw", body, status))
         return self
 
-    def next_answer(self, wire: str) -> tuple[int, str]:
-        """(status, body) for the next request in `wire` format."""
+    def echo(self, status: int, pad: int = 0) -> "LoopbackModel":
+        """Script a plain-text error echoing the request's headers, the key's first, after `pad`
+        characters (a careless proxy that shows the Authorization header back)."""
+        self.script.append(("echo", status, pad))
+        return self
+
+    def next_answer(self, wire: str, headers: dict) -> tuple[int, str]:
+        """(status, body) for the next request in `wire` format (`headers`: the request's)."""
         if not self.script:
             return 500, json.dumps({"error": {"message": "loopback model: no answer scripted for this request"}})
         entry = self.script.popleft()
@@ -102,7 +109,11 @@ class LoopbackModel:
             return 200, json.dumps(tool_body(wire, *entry[1:]))
         if kind == "status":
             return entry[1], json.dumps({"error": {"message": entry[2], "type": "scripted"}})
-        return 200, entry[1]
+        if kind == "echo":
+            first = sorted(headers, key=lambda name: name.lower() not in ("authorization", "x-api-key"))
+            shown = "; ".join(f"{name}: {headers[name]}" for name in first)
+            return entry[1], "x" * entry[2] + shown
+        return entry[2], entry[1]
 
 
 def text_body(wire: str, text: str, input_tokens: int, output_tokens: int) -> dict:
@@ -144,7 +155,7 @@ def _handler_for(model: LoopbackModel):
                 body = raw
             model.requests.append({"path": self.path, "headers": dict(self.headers.items()), "body": body,
                                    "wire": wire})
-            status, answer = model.next_answer(wire)
+            status, answer = model.next_answer(wire, dict(self.headers.items()))
             data = answer.encode("utf-8")
             try:
                 self.send_response(status)

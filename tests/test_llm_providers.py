@@ -110,7 +110,7 @@ def test_key_order_and_expansion():
     written = {"provider": "anthropic", "key": "${SOME_VAR}"}
     assert resolve(written, {}, None, env).key == "abc"
     assert resolve(written, {}, None, {**env, "SOMA_LLM_KEY": "env-wins"}).key == "env-wins"
-    assert resolve(written, {}, None, {"SOMA_LLM_KEY": ""}).key_problem == "think() API key empty."
+    assert resolve(written, {}, None, {"SOMA_LLM_KEY": ""}).problem == "think() API key empty."
     assert resolve({"provider": "anthropic"}, {}, None, {"ANTHROPIC_API_KEY": "ak"}).key == "ak"
 
 

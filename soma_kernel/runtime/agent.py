@@ -269,8 +269,8 @@ class Agent:
     def reachable_model(self, cell_options: dict):
         """The ModelSettings of the cell's model when a call can reach it (a key or a replaying cassette), else None."""
         settings = self.model_settings(cell_options)
-        if settings.key_problem:
-            raise SomaError("llm", settings.key_problem)
+        if settings.problem:  # worded as llm.errors words a `think()` text: shown as it is
+            raise SomaError("llm", settings.problem, text=settings.problem)
         if settings.key is None and not self.models.replays(settings):
             return None
         return settings

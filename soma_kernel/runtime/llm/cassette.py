@@ -35,7 +35,7 @@ from ...core.diagnostics import SomaError
 from ...core.files import read_bytes_bounded
 from .errors import answer_error, llm_error
 from .providers import Reply, ToolCall
-from .redact import redact
+from .redact import redact, redact_data
 from .usage import checked_usage
 
 SHOWN_DIFFERENCES = 3
@@ -120,7 +120,7 @@ class Cassette:
         """Append one exchange (when the mode records)."""
         if not self.records:
             return
-        data = {name: redact_data(value, self.secrets) for name, value in reply.to_record().items()}
+        data = reply.masked(self.secrets).to_record()
         usage = {"total_tokens": data.pop("total_tokens"), "output_tokens": data.pop("output_tokens")}
         problem = data.pop("usage_problem")
         if problem is not None:
@@ -225,18 +225,6 @@ def recorded_reply(entry: dict) -> Reply:
     calls = [ToolCall(c["id"], c["name"], c["arguments"]) for c in data["calls"]]
     return Reply(data["text"], calls, data["finish_reason"], total, output, data["turn"],
                  usage.get("problem") or problem)
-
-
-def redact_data(value, secrets: Iterable[str]):
-    """A JSON value with every secret in its string values replaced by `***`. Its structure and
-    its field names are kept whatever the secret is (replacing text in the JSON could break both)."""
-    if isinstance(value, str):
-        return redact(value, secrets)
-    if isinstance(value, list):
-        return [redact_data(item, secrets) for item in value]
-    if isinstance(value, dict):
-        return {key: redact_data(item, secrets) for key, item in value.items()}
-    return value
 
 
 def differences(old, new, path: str = "") -> list[tuple[str, object, object]]:

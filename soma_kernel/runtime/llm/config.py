@@ -14,6 +14,13 @@ that provider's own host, so a cloud key never reaches another host (the
 reference sends `ANTHROPIC_API_KEY` to OpenAI, and cloud keys to a local
 Ollama); then, for a local endpoint (`provider = "ollama"` or a `url` that is
 no cloud host), a placeholder that is not a secret.
+
+A cloud variable is its provider's key wherever it is named: a `key` that
+says `${ANTHROPIC_API_KEY}` or `${OPENAI_API_KEY}` is refused (a `problem`,
+raised by the first think()) unless the url is `https://` that provider's own
+host. `SOMA_LLM_KEY` and every other variable go to the configured url. A url
+with a `user:password@` part is refused as well: the HTTP client would send it
+as Basic authentication in place of the key, so the secret belongs in `key`.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from typing import Mapping, Optional
 from urllib.parse import urlsplit
 
 from .errors import llm_error
+from .redact import shown_url
 
 ANTHROPIC_URL = "https://api.anthropic.com/v1/messages"
 OPENAI_URL = "https://api.openai.com/v1/chat/completions"
@@ -58,7 +66,7 @@ class ModelSettings:
     mock: Optional[str]
     cassette: Optional[str]
     cassette_mode: str
-    key_problem: Optional[str] = None
+    problem: Optional[str] = None  # why no call may be made with these settings (raised by the first think())
 
     @property
     def wire(self) -> str:
@@ -79,6 +87,7 @@ def resolve(agent: Mapping, models: Mapping, model_name: Optional[str], environ:
     url = environ.get("SOMA_LLM_URL") or table.get("url") or default_url(provider)
     model = environ.get("SOMA_LLM_MODEL") or table.get("model") or DEFAULT_MODELS.get(provider, DEFAULT_MODELS["openai"])
     key, secret, problem = find_key(provider, url, table.get("key"), environ)
+    problem = url_problem(url) or problem
     cassette = environ.get("SOMA_LLM_CASSETTE") or table.get("cassette")
     if cassette and not os.path.isabs(cassette):
         cassette = os.path.join(project_dir, cassette)
@@ -89,7 +98,7 @@ def resolve(agent: Mapping, models: Mapping, model_name: Optional[str], environ:
         rpm=_int_setting(environ, "SOMA_LLM_RPM", table.get("rpm"), 0),
         tpm=_int_setting(environ, "SOMA_LLM_TPM", table.get("tpm"), 0),
         mock=table.get("mock"), cassette=cassette,
-        cassette_mode=cassette_mode(environ.get("SOMA_LLM_CASSETTE_MODE")), key_problem=problem)
+        cassette_mode=cassette_mode(environ.get("SOMA_LLM_CASSETTE_MODE")), problem=problem)
 
 
 def default_url(provider: str) -> str:
@@ -102,17 +111,51 @@ def find_key(provider: str, url: str, written: Optional[str], environ: Mapping[s
     if "SOMA_LLM_KEY" in environ:
         value = environ["SOMA_LLM_KEY"]
         return (value, True, None) if value else (None, False, "think() API key empty.")
+    foreign = [variable for host, variable in CLOUD_KEYS.values()
+               if "${" + variable + "}" in (written or "") and not is_cloud_host(url, host)]
+    if foreign:
+        return None, False, (f"think(): soma.toml's key names ${{{foreign[0]}}}, a cloud provider's key: it is sent "
+                             f"only to https://{_cloud_host(foreign[0])}, not to {shown_url(url)} — give this "
+                             "endpoint its own key (SOMA_LLM_KEY, or key = \"${ITS_VARIABLE}\")")
     expanded = expand_env(written or "", environ)
     if expanded:
         return expanded, True, None
     host = (urlsplit(url).hostname or "").lower()
     cloud = CLOUD_KEYS.get("anthropic" if provider == "anthropic" else "openai")
     if host == cloud[0]:
-        value = environ.get(cloud[1])
+        value = environ.get(cloud[1]) if is_cloud_host(url, cloud[0]) else None
         return (value, True, None) if value else (None, False, None)
     if provider == "ollama" or host not in {h for h, _ in CLOUD_KEYS.values()}:
         return LOCAL_PLACEHOLDER.get(provider, NO_KEY_PLACEHOLDER), False, None
     return None, False, None
+
+
+def is_cloud_host(url: str, host: str) -> bool:
+    """True when `url` is `https://` exactly `host` (a cloud key may travel there, and only there)."""
+    try:
+        parts = urlsplit(url)
+        return parts.scheme.lower() == "https" and (parts.hostname or "").lower() == host
+    except ValueError:
+        return False
+
+
+def _cloud_host(variable: str) -> str:
+    """The host a cloud key variable belongs to."""
+    return next(host for host, name in CLOUD_KEYS.values() if name == variable)
+
+
+def url_problem(url: str) -> Optional[str]:
+    """Why `url` may not be used (None when it may): credentials in its user-info part."""
+    try:
+        parts = urlsplit(url)
+        credentials = parts.username is not None or parts.password is not None
+    except ValueError:
+        return f"think(): the url {shown_url(url)} is not a valid url"
+    if credentials:
+        return (f"think(): the url {shown_url(url)} carries a user:password — the HTTP client would send it "
+                "as Basic authentication instead of the key; remove it from the url and put the secret in "
+                "key = \"${VARIABLE}\" (or SOMA_LLM_KEY)")
+    return None
 
 
 def expand_env(text: str, environ: Mapping[str, str]) -> str:

@@ -23,7 +23,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from .config import ModelSettings
 from .errors import answer_error, llm_error
-from .redact import redact, shown_url, url_secrets
+from .redact import redact, redact_data, redacted_prefix, shown_url, url_secrets
 from .usage import checked_usage, usage_figure
 
 RETRYABLE_STATUSES = (429, 500, 502, 503, 529)
@@ -55,6 +55,14 @@ class Reply:
     def to_record(self) -> dict:
         """The reply as plain JSON data (for cassettes)."""
         return asdict(self)
+
+    def masked(self, secrets: tuple[str, ...]) -> "Reply":
+        """This reply with every secret in its texts replaced by `***` (an endpoint may echo the key)."""
+        if not any(secrets):
+            return self
+        data = redact_data(self.to_record(), secrets)
+        return Reply(data["text"], [ToolCall(**call) for call in data["calls"]], data["finish_reason"],
+                     self.total_tokens, self.output_tokens, data["turn"], data["usage_problem"])
 
 
 class ProviderFailure(Exception):
@@ -115,7 +123,7 @@ class Provider:
         try:
             data = json.loads(raw)
         except ValueError:
-            snippet = redact(raw[:60], self.secrets)
+            snippet = redacted_prefix(raw, 60, self.secrets)
             raise answer_error(f"think() JSON error: the reply of {self.shown_url} is not JSON: "
                                f"{json.dumps(snippet, ensure_ascii=False)}") from None
         if not isinstance(data, dict):
@@ -136,7 +144,7 @@ class Provider:
     def failure(self, err: Exception, sdk, timeout_s: float) -> ProviderFailure:
         """An SDK exception as a ProviderFailure, by the SDK's own exception classes (`sdk` is its module)."""
         if isinstance(err, sdk.APIStatusError):
-            message = redact(_provider_message(err), self.secrets)
+            message = redacted_prefix(_provider_message(err), 200, self.secrets) or "no message"
             return ProviderFailure(f"{self.shown_url}: status {err.status_code}: {message}", err.status_code,
                                    retryable=err.status_code in RETRYABLE_STATUSES)
         if isinstance(err, sdk.APITimeoutError):
@@ -288,7 +296,8 @@ def _joined_text(content) -> Optional[str]:
 
 
 def _provider_message(err: Exception) -> str:
-    """The provider's own words in an error reply (its `error.message`, else the body's start)."""
+    """The provider's own words in an error reply (its `error.message`, else its body), uncut: the
+    caller masks the secrets, then cuts."""
     body = getattr(err, "body", None)
     if isinstance(body, dict):
         inner = body.get("error", body)
@@ -297,8 +306,7 @@ def _provider_message(err: Exception) -> str:
         if isinstance(inner, str):
             return inner
     response = getattr(err, "response", None)
-    text = getattr(response, "text", "") or str(err)
-    return text.strip()[:200] or "no message"
+    return (getattr(response, "text", "") or str(err)).strip()
 
 
 def _usage_object(data: dict) -> tuple[dict, Optional[str]]:

@@ -2,7 +2,8 @@
 
 `shown_url` hides the credentials a url may carry (a password in the
 user-info part, every query value); `redact` replaces each known secret in
-a text by `***`. Every message that names an endpoint goes through both.
+a text by `***`. Every message that names an endpoint goes through both, and
+a text that is cut short is masked before it is cut (`redacted_prefix`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,12 @@ def redact(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
+def redacted_prefix(text: str, limit: int, secrets: Iterable[str]) -> str:
+    """The first `limit` characters of `text` once every secret in it is masked: masking comes
+    first, so a cut can never leave the start of a key behind."""
+    return redact(text, secrets)[:limit]
+
+
 def url_secrets(url: str) -> list[str]:
     """The credential parts of a url (password, query values), to redact from provider texts."""
     try:
@@ -43,3 +50,15 @@ def url_secrets(url: str) -> list[str]:
     if parts.password:
         found.append(parts.password)
     return found
+
+
+def redact_data(value, secrets: Iterable[str]):
+    """A JSON value with every secret in its string values replaced by `***`. Its structure and
+    its field names are kept whatever the secret is (replacing text in the JSON could break both)."""
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, list):
+        return [redact_data(item, secrets) for item in value]
+    if isinstance(value, dict):
+        return {key: redact_data(item, secrets) for key, item in value.items()}
+    return value

@@ -198,7 +198,7 @@ class ModelClient:
             if cassette is not None:
                 cassette.record_error(request, err.text)
             raise
-        reply = provider.parse(data)
+        reply = provider.parse(data).masked(provider.secrets)
         if cassette is not None:
             cassette.record(request, reply)
         return reply
