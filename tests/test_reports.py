@@ -116,6 +116,30 @@ def test_the_nbval_sanitizer_blanks_each_drawing_and_keeps_the_dot_twins():
     assert blanked.count("soma-dot") == page.count("soma-dot") == 1
 
 
+LABELLED = re.compile(r'<p class="soma-drawing-label">([^<]*)</p><img class="soma-diagram" alt="[^"]*" '
+                      r'src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)">')
+
+
+def test_each_counter_example_drawing_is_labelled_with_the_property_it_refutes():
+    refuted = [TemporalResult(name, False, why, path, 1, [])
+               for name, why, path in (("eventually(done)", "a run can avoid 'done' forever",
+                                        ["inbox", "open", "waiting", "open"]),
+                                       ("never(waiting)", "'waiting' is reachable", ["inbox", "open", "waiting"]),
+                                       ("after(open, done)", "a run from 'open' can avoid 'done'",
+                                        ["inbox", "open", "waiting", "open"]))]
+    deadlock = CheckLine("✗", "deadlock in 'waiting'", ["inbox", "open", "waiting"], [])
+    machine = MachineReport(ticket_model(), "ticket", [deadlock],
+                            [TemporalResult("deadlock_free", True, "no deadlocks")] + refuted)
+    page = verify_bundle(VerifyReport("desk.cell", machines=[machine]))["text/html"]
+    labelled = LABELLED.findall(page)
+    assert [html_module.unescape(label) for label, _ in labelled] == [
+        "✗ trace of: deadlock in 'waiting'", "✗ counter-example to eventually(done)",
+        "✗ counter-example to never(waiting)", "✗ counter-example to after(open, done)"]
+    assert len(labelled) == len(drawings(page))  # no drawing without its label
+    passing = MachineReport(ticket_model(), "ticket", [], [TemporalResult("deadlock_free", True, "no deadlocks")])
+    assert "soma-drawing-label" not in verify_bundle(VerifyReport("desk.cell", machines=[passing]))["text/html"]
+
+
 def test_check_line_trace_is_highlighted():
     line = CheckLine("✗", "deadlock in 'waiting'", ["inbox", "open", "waiting"], [Step("inbox", "open")])
     report = VerifyReport("desk.cell", machines=[MachineReport(ticket_model(), "ticket", [line])])

@@ -6,7 +6,8 @@ console shows), and text/html: the verdict, then one collapsible
 `<details>` section per state machine (verify) or per test cell (test),
 its title carrying its ✓ ⚠ ✗ counts; the sections holding a failure are
 open. A machine's section draws its diagram, once per counter-example
-path with the path in red (else once plain).
+path with the path in red, each drawing labelled with the property it
+refutes (or the check whose trace it shows); else once plain.
 
 The HTML is plain, sanitizer-proof markup, so it reads the same wherever a
 notebook is shown: a live JupyterLab, an untrusted (freshly cloned or
@@ -42,12 +43,14 @@ WARNING_COLOR = "#b8860b"
 @dataclass
 class ReportLine:
     """One result line: its mark (✓ ⚠ ✗ ·), text, the indented lines under it
-    (trace, counter-example) and the state path they show."""
+    (trace, counter-example), the state path they show and the label of the
+    drawing of that path (what it refutes or traces)."""
 
     mark: str
     text: str
     details: list[str] = field(default_factory=list)
     path: list[str] = field(default_factory=list)
+    drawing_label: str = ""
 
 
 @dataclass
@@ -68,9 +71,9 @@ class ReportSection:
         return self.name + "".join(f"  {mark} {self.count(mark)}" for mark in MARKS)
 
     @property
-    def failing_paths(self) -> list[list[str]]:
-        """State paths of the lines that warn or fail, in line order."""
-        return [line.path for line in self.lines if line.path and line.mark in ("⚠", "✗")]
+    def failing_lines(self) -> list[ReportLine]:
+        """The lines that warn or fail and show a state path, in line order."""
+        return [line for line in self.lines if line.path and line.mark in ("⚠", "✗")]
 
 
 # ---------------------------------------------------------------- adapters
@@ -103,7 +106,7 @@ def _check_line(line: Any) -> ReportLine:
     details = [f"trace: {' → '.join(trace)}"] if trace else []
     if trace and line.steps:
         details.append("  " + labelled_trace(line.steps))
-    return ReportLine(line.mark, line.text, details, trace)
+    return ReportLine(line.mark, line.text, details, trace, f"{line.mark} trace of: {line.text}")
 
 
 def _temporal_line(result: Any) -> ReportLine:
@@ -113,7 +116,8 @@ def _temporal_line(result: Any) -> ReportLine:
     if states and result.steps:
         details.append("  " + labelled_trace(result.steps))
     mark = "✓" if result.passed else "✗"
-    return ReportLine(mark, f"{result.property} — {result.message}", details, states)
+    return ReportLine(mark, f"{result.property} — {result.message}", details, states,
+                      f"{mark} counter-example to {result.property}")
 
 
 def _test_sections(report: Any) -> list[ReportSection]:
@@ -159,10 +163,12 @@ def _lines_html(section: ReportSection) -> str:
     return "<pre>" + "\n".join(_line_html(line) for line in section.lines) + "</pre>"
 
 
-def _diagram_html(model: MachineModel, highlight: Optional[list[str]]) -> str:
-    """A machine diagram (an `<img>`, or the edge-table fallback), then its DOT text twin."""
-    bundle = diagram_bundle(model, highlight=highlight)
-    return bundle["text/html"] + _dot_twin_html(bundle["text/plain"])
+def _diagram_html(model: MachineModel, line: Optional[ReportLine]) -> str:
+    """A machine diagram (an `<img>`, or the edge-table fallback) of a failing line's path, labelled with
+    what that path refutes (the property, or the check it traces), then its DOT text twin; plain without one."""
+    bundle = diagram_bundle(model, highlight=line.path if line is not None else None)
+    label = f'<p class="soma-drawing-label">{html.escape(line.drawing_label)}</p>' if line is not None else ""
+    return label + bundle["text/html"] + _dot_twin_html(bundle["text/plain"])
 
 
 def _dot_twin_html(dot: str) -> str:
@@ -171,11 +177,12 @@ def _dot_twin_html(dot: str) -> str:
 
 
 def _section_diagrams(section: ReportSection) -> list[str]:
-    """Diagrams of a machine's section: one per failing path (at most MAX_DIAGRAMS_PER_SECTION), else a plain one."""
+    """Diagrams of a machine's section: one per failing path, each labelled (at most MAX_DIAGRAMS_PER_SECTION),
+    else a plain one."""
     if section.model is None:
         return []
-    paths = section.failing_paths[:MAX_DIAGRAMS_PER_SECTION]
-    return [_diagram_html(section.model, path) for path in paths or [None]]
+    failing = section.failing_lines[:MAX_DIAGRAMS_PER_SECTION]
+    return [_diagram_html(section.model, line) for line in failing or [None]]
 
 
 def _header_html(verdict: str, notes: list[str]) -> str:
