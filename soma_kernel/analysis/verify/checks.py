@@ -10,7 +10,8 @@ without a machine; then the temporal block.
 cell of this file gets the foreign-cell note; a near miss of a defined cell
 name, or a defined cell without a machine, is an error (the verdict fails). A
 property is checked on the listed cells' machines (a state one lacks is an
-error), or without `cells` on every machine that has all its states. Machines are titled by
+error), or without `cells` on every machine that has all the states the
+section names. Machines are titled by
 their name, or `Cell.machine` when two cells' machines share a name.
 """
 
@@ -118,11 +119,13 @@ def _applicable_properties(index: ProgramIndex, settings, props: list[Property],
                            report: VerifyReport, project) -> dict[str, list[Property]]:
     """The user properties each machine's cell is checked against (§12.4).
 
-    With `[verify] cells`, a property applies to the listed cells' machines, and
-    a state one of them lacks is a configuration error. Without it, a property
-    applies to every machine that has all the states it names; one that no
-    machine takes is an error when a state it names is a near miss of a
-    machine's state, else a warning (checked nowhere: `--strict` fails).
+    With `[verify] cells`, the properties apply to the listed cells' machines,
+    and a state one of them lacks is a configuration error. Without it, they
+    apply to every machine that has all the states they name (a shared
+    soma.toml speaks of one program's machine: a machine that lacks any of its
+    states belongs to another program); when no machine takes them, a state
+    that is a near miss of a machine's state is an error, else a warning
+    (checked nowhere: `--strict` fails).
     """
     machines = {name: set(info.model.states) for name, info in index.cells.items()
                 if info.model is not None and info.model.states}
@@ -139,34 +142,33 @@ def _applicable_properties(index: ProgramIndex, settings, props: list[Property],
                 else:
                     taken.append(prop)
         return chosen
-    chosen = {name: [] for name in machines}
-    for prop in props:
-        takers = [name for name, states in machines.items() if all(s in states for s in prop.named_states())]
-        for name in takers:
-            chosen[name].append(prop)
-        if not takers and machines:
-            _report_unplaced(prop, machines, titles, report)
+    named = list(dict.fromkeys(state for prop in props for state in prop.named_states()))
+    takers = [name for name, states in machines.items() if all(state in states for state in named)]
     if props and not machines:
         report.strict_reasons.append("soma.toml [verify] properties apply to nothing in this file")
-    return chosen
+    elif props and not takers:
+        _report_unplaced(props, named, machines, titles, report)
+    return {name: (list(props) if name in takers else []) for name in machines}
 
 
-def _report_unplaced(prop: Property, machines: dict[str, set], titles: dict[str, str],
+def _report_unplaced(props: list[Property], named: list[str], machines: dict[str, set], titles: dict[str, str],
                      report: VerifyReport) -> None:
-    """A property no machine of the file takes: an error if it names a slip of a
+    """Properties no machine of the file takes: an error for a state that is a slip of a
     machine's state, else a warning that fails `--strict`."""
-    absent = [s for s in prop.named_states() if not any(s in states for states in machines.values())]
-    for state in absent or prop.named_states():
+    absent = [state for state in named if not any(state in states for states in machines.values())]
+    for state in absent:
         for name, states in machines.items():
             slip = near_miss(state, states)
             if slip is not None:
+                prop = next(p for p in props if state in p.named_states())
                 report.errors.append(f"error: soma.toml [verify] property {prop.title()} names state '{state}', "
                                      f"which no state machine of this file has{_slip_text(slip)} "
                                      f"(machine '{titles[name]}')")
                 return
-    report.notes.append(f"warning: soma.toml [verify] property {prop.title()} applies to no state machine of this "
-                        "file (none has every state it names) — it is checked nowhere here")
-    report.strict_reasons.append(f"soma.toml [verify] property {prop.title()} applies to nothing in this file")
+    missing = ", ".join(f"'{state}'" for state in absent) or "their states are spread over several machines"
+    report.notes.append("warning: soma.toml [verify] properties apply to no state machine of this file: none has "
+                        f"every state they name ({missing}) — they are checked nowhere here")
+    report.strict_reasons.append("soma.toml [verify] properties apply to nothing in this file")
 
 
 def _slip_text(slip: Optional[str]) -> str:
