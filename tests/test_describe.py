@@ -28,7 +28,7 @@ def run_describe(seed: str, *args: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("seed", ["refund_agent", "triage_agent"])
 def test_card_paragraphs_match_the_reference(seed):
     expected = (SEEDS / seed / "expected" / "describe.txt").read_text(encoding="utf-8")
-    assert describe_card(seed_program(seed)) == expected
+    assert describe_card(seed_program(seed), tools=False) == expected  # the reference's card has no tool sentence
 
 
 @pytest.mark.parametrize("seed, header", [
@@ -38,8 +38,50 @@ def test_card_paragraphs_match_the_reference(seed):
 def test_cli_prints_a_header_then_the_paragraphs(seed, header):
     result = run_describe(seed)
     expected = (SEEDS / seed / "expected" / "describe.txt").read_text(encoding="utf-8")
+    tools = ". Tool in its face, offered to the model: lookup_order(order_id: String) -> Map (Order amount and days " \
+            "since delivery)."
+    if seed == "refund_agent":  # the reference's card, and the sentence on the tool the notebook's %describe has
+        expected = expected.replace("Private helpers: _pay and _parse.", "Private helpers: _pay and _parse" + tools)
     assert result.returncode == 0
     assert result.stdout == f"{header}\n\n{expected}"
+
+
+TOOLED = """cell agent Desk {
+    face {
+        signal ask(q: String) -> String
+        tool lookup(order: String) -> Int "The order's amount"
+        tool refund(order: String, cents: Int) -> Bool
+    }
+    on ask(q: String) { return think(q) }
+    on lookup(order: String) { return 3 }
+    on refund(order: String, cents: Int) { return true }
+}
+cell agent Hotels {
+    face {
+        tool hotel_price(city: String) -> Int "nightly price"
+    }
+    on hotel_price(city: String) { return 90 }
+}
+cell Plain {
+    on go() { return 1 }
+}
+"""
+
+
+def test_the_cli_prints_the_paragraphs_percent_describe_prints(tmp_path):
+    from soma_kernel.session.session import Session
+
+    (tmp_path / "desk.cell").write_text(TOOLED, encoding="utf-8")
+    cli = subprocess.run([sys.executable, "-m", "soma_kernel", "describe", "desk.cell"], cwd=tmp_path,
+                         capture_output=True, text=True, encoding="utf-8").stdout
+    session = Session(directory=str(tmp_path))
+    assert session.execute("%load desk.cell", "load").ok
+    notebook = session.execute("%describe", "describe").stream_text()
+    assert cli.split("\n\n", 1)[1] == notebook.replace("desk.cell:", "line ")
+    assert "Tools in its face, offered to the model: lookup(order: String) -> Int (The order's amount) and " \
+           "refund(order: String, cents: Int) -> Bool." in cli
+    assert "Tool in its face, offered to the model: hotel_price(city: String) -> Int (nightly price)." in cli
+    assert cli.count("offered to the model") == 2
 
 
 def test_describe_cell_gives_one_paragraph_and_refuses_unknown_cells():

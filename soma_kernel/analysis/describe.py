@@ -2,8 +2,10 @@
 
 `describe_card(program)` writes one paragraph per cell (its face, memory and
 invariants, state machine with declared transitions and terminal states,
-handlers with their source lines, private helpers) and one about the test
-cells; sum types stay out of the card (they appear in `--faces`). `describe_json(program, path)` gives the same facts as data (§13);
+handlers with their source lines, private helpers, the face tools offered to
+the model) and one about the test cells — the CLI and the notebook's
+`%describe` print the same paragraphs; the reference's card has no tool
+sentence (`tools=False` gives it); sum types stay out of the card (they appear in `--faces`). `describe_json(program, path)` gives the same facts as data (§13);
 `faces_text(program)` lists the contracts only (`--faces`).
 """
 
@@ -63,27 +65,29 @@ def handlers_of(program: ast.Program, cell: ast.CellDecl) -> list[ast.Handler]:
 
 
 def describe_cell(program: ast.Program, cell_name: str, line_words: LineWords = plain_line_words) -> str:
-    """The card paragraph of one cell; LookupError (worded) for an unknown cell.
+    """The card paragraph of one cell, its face tools included; LookupError (worded) for an unknown cell.
 
     `line_words(first, last=None)` names a handler's source line (`line N` unless given).
     """
     for cell in program.cells:
         if cell.name == cell_name:
-            return _cell_paragraph(program, cell, line_words)
+            return _cell_paragraph(program, cell, line_words, tools=True)
     names = [c.name for c in program.cells]
     raise LookupError(f"no cell '{cell_name}' in {program.origin}{did_you_mean(suggest(cell_name, names))}")
 
 
-def describe_card(program: ast.Program) -> str:
-    """The "How it is built" paragraphs, separated by blank lines, newline-ended."""
-    paragraphs = [_cell_paragraph(program, cell) for cell in program.cells]
+def describe_card(program: ast.Program, tools: bool = True) -> str:
+    """The "How it is built" paragraphs, separated by blank lines, newline-ended (without the
+    face-tool sentences, as the reference words its card, when `tools` is false)."""
+    paragraphs = [_cell_paragraph(program, cell, tools=tools) for cell in program.cells]
     if program.tests:
         paragraphs.append(_tests_paragraph(program.tests))
     return "\n\n".join(paragraphs) + "\n"
 
 
-def _cell_paragraph(program: ast.Program, cell: ast.CellDecl, line_words: LineWords = plain_line_words) -> str:
-    """One cell's sentences."""
+def _cell_paragraph(program: ast.Program, cell: ast.CellDecl, line_words: LineWords = plain_line_words,
+                    tools: bool = True) -> str:
+    """One cell's sentences (with the face tools offered to the model, when `tools`)."""
     clauses = []
     if cell.face and cell.face.signals:
         signals = [signal_text(s) for s in cell.face.signals]
@@ -104,15 +108,12 @@ def _cell_paragraph(program: ast.Program, cell: ast.CellDecl, line_words: LineWo
         sentences.append(f"{'Handler' if len(public) == 1 else 'Handlers'}: {english_list(public)}.")
     if private:
         sentences.append(f"{'Private helper' if len(private) == 1 else 'Private helpers'}: {english_list(private)}.")
-    return " ".join(sentences)
+    offered = tools_sentence(cell) if tools else None
+    return " ".join(sentences + ([offered] if offered else []))
 
 
 def tools_sentence(cell: ast.CellDecl) -> Optional[str]:
-    """`Tools in its face, offered to the model: a(x: T) -> R (description) and b().`, or None.
-
-    Not part of the card (`soma describe` prints the card as the reference
-    does); the notebook's `%describe` adds it after the cell's paragraph.
-    """
+    """`Tools in its face, offered to the model: a(x: T) -> R (description) and b().`, or None."""
     tools = cell.face.tools if cell.face is not None else []
     if not tools:
         return None

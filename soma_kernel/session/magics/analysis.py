@@ -8,7 +8,7 @@ positions in `%check` messages point back at the notebook cells.
 from __future__ import annotations
 
 from ...analysis.check import check_program
-from ...analysis.describe import describe_cell, tools_sentence
+from ...analysis.describe import describe_cell
 from ...analysis.skeleton import SkeletonError, Source, skeleton_text
 from ...analysis.verify.checks import add_memory_breaches
 from ...analysis.verify.gate import check_then_verify
@@ -96,10 +96,7 @@ def describe_magic(session, run, args: str, body) -> None:
     for name in names:
         if name not in known:
             raise MagicError(f"no cell named {name} (defined: {', '.join(sorted(known)) or 'none'})", name)
-    cells = {c.name: c for c in program.cells}
-    paragraphs = [" ".join(filter(None, [describe_cell(program, name, source_map.line_words).rstrip("\n"),
-                                         tools_sentence(cells[name])]))
-                  for name in names]
+    paragraphs = [describe_cell(program, name, source_map.line_words) for name in names]
     run.out("\n\n".join(paragraphs))
 
 
