@@ -313,6 +313,47 @@ async def test_references_of_a_slot_and_a_state_within_a_file(client, tmp_path):
     assert [(r.range.start.line, r.range.start.character) for r in state] == [(18, 15), (23, 24)]
 
 
+PAYING = """\
+cell type Pay {
+    variants {
+        Card { last4: String }
+        Cash
+    }
+}
+
+cell Shop {
+    memory { last: Map<String, Pay> }
+    on pay(p: Pay) {
+        let said = match p {
+            Card { last4 } -> last4
+            Cash -> "cash"
+        }
+        return Card { last4: said }
+    }
+}
+"""
+
+
+async def test_sum_types_and_variants_are_found_where_they_are_written(client, tmp_path):
+    uri = (tmp_path / "paying.cell").as_uri()
+    assert await open_document(client, uri, PAYING) == []
+    cards = await client.text_document_references_async(t.ReferenceParams(
+        text_document=doc(uri), position=position_of(PAYING, "Card {"),
+        context=t.ReferenceContext(include_declaration=True)))
+    assert [(r.range.start.line, r.range.start.character) for r in cards] == [(2, 8), (11, 12), (14, 15)]
+    pays = await client.text_document_references_async(t.ReferenceParams(
+        text_document=doc(uri), position=position_of(PAYING, "Pay>", 1),
+        context=t.ReferenceContext(include_declaration=False)))
+    assert [(r.range.start.line, r.range.start.character) for r in pays] == [(8, 31), (9, 14)]
+    definition = await client.text_document_definition_async(t.DefinitionParams(
+        text_document=doc(uri), position=position_of(PAYING, "Cash ->")))
+    assert [(d.range.start.line, d.range.start.character) for d in definition] == [(3, 8)]
+    cell = await hover_at(client, uri, PAYING, "Shop")
+    assert "cell Shop" in cell and "last: Map<String, Pay>" in cell
+    pay = await hover_at(client, uri, PAYING, "Pay {")
+    assert "**sum type `Pay`**" in pay and "Card { last4: String }" in pay
+
+
 async def test_document_and_workspace_symbols(client, tmp_path):
     uri = (tmp_path / "symbols.cell").as_uri()
     await open_document(client, uri, ORDERS)
