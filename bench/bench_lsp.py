@@ -11,7 +11,9 @@ by pygls's client, as an editor drives it:
   diagnostics arrive, debounce included (target: within 300 ms);
 - hover, definition, completion on the refund seed (target: 100 ms each).
 The baseline is the median wall time of the `soma-kernel check FILE` command
-on the same file. Every figure is a median of `--repeat` runs. Programs are made from the refund seed: copies of its agent and
+on the same file. Every figure is a median of `--repeat` runs. A last line
+compares, in this process and in CPU time (less disturbed by other load), the
+server's analysis of the large program with the parse and check it wraps. Programs are made from the refund seed: copies of its agent and
 sum type under new names (the test cell left out, so every copy checks clean).
 """
 
@@ -39,6 +41,25 @@ def program(copies: int) -> str:
     """`copies` copies of the refund seed's type and agent, each under its own names."""
     seed = SEED.read_text().split("cell test", 1)[0]
     return "\n".join(RENAMED.sub(lambda m, n=n: f"{m.group(1)}{n}", seed) for n in range(copies))
+
+
+def cpu_seconds(text: str, repeat: int) -> tuple[float, float]:
+    """Median CPU seconds of the server's analysis of `text` and of the parse + check_program it wraps."""
+    from soma_kernel.analysis.check import check_program
+    from soma_kernel.core.gcpause import paused_gc
+    from soma_kernel.lsp.document import analyse
+    from soma_kernel.syntax.parser import parse
+
+    analysed, checked = [], []
+    for number in range(repeat):
+        began = time.process_time()
+        analyse(text, f"file:///bench/large_{number}.cell", "/bench/large.cell")
+        analysed.append(time.process_time() - began)
+        began = time.process_time()
+        with paused_gc():
+            check_program(parse(text, "/bench/large.cell"))
+        checked.append(time.process_time() - began)
+    return statistics.median(analysed), statistics.median(checked)
 
 
 def check_seconds(path: Path, repeat: int) -> float:
@@ -161,6 +182,9 @@ async def measure(folder: Path, repeat: int) -> None:
         lines = path.read_text().count("\n") + 1
         print(f"{name:<28}{path.name:<22}{lines:>7}{seconds * 1000:>9.0f}{baselines[path] * 1000:>10.0f}"
               f"{seconds / baselines[path]:>8.2f}{target * 1000:>11.0f}")
+    analysed, checked = cpu_seconds(large.read_text(), repeat)
+    print(f"CPU in-process, large.cell: the server's analysis {analysed * 1000:.0f} ms, parse + check_program "
+          f"{checked * 1000:.0f} ms: ratio {analysed / checked:.2f}")
 
 
 def main(argv: list[str] | None = None) -> int:
