@@ -102,6 +102,7 @@ COMMANDS = {
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of every command."""
     parser = argparse.ArgumentParser(prog="soma-kernel", description="The Soma toolchain and Jupyter kernel.")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (arguments, usage, text) in COMMANDS.items():
         sub = commands.add_parser(name, help=text, description=text, usage=usage)
@@ -132,6 +133,11 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv[:1] if argv[:1] == ["kernel"] else argv)
     except SystemExit as exit_:
         return exit_.code if isinstance(exit_.code, int) else 2
+    if args.version:
+        from ..core.version import package_version  # lazy: only --version reads it
+
+        print(f"soma-kernel {package_version()}")
+        return 0
     if args.command is None:
         parser.print_help()
         return 0 if argv else 2
