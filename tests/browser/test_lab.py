@@ -136,16 +136,18 @@ def highlight_server(tmp_path):
     yield from _serve(tmp_path, root, jupyter_path=extensions.parent)
 
 
-def _serve(tmp_path: Path, root: Path, jupyter_path: Path | None = None):
-    """Run JupyterLab on `root` (settings and workspaces in `tmp_path`) until the test ends; yield its URL."""
-    env = dict(os.environ)
+def _serve(tmp_path: Path, root: Path, jupyter_path: Path | None = None, python: str = sys.executable,
+           env: dict | None = None):
+    """Run JupyterLab (`python -m jupyter lab`, in `env` or ours) on `root` (settings and workspaces in
+    `tmp_path`) until the test ends; yield its URL."""
+    env = dict(os.environ if env is None else env)
     if jupyter_path is not None:
         env["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(jupyter_path), env.get("JUPYTER_PATH")]))
     for var, sub in (("JUPYTERLAB_SETTINGS_DIR", "settings"), ("JUPYTERLAB_WORKSPACES_DIR", "workspaces"),
                      ("JUPYTER_RUNTIME_DIR", "runtime")):
         env[var] = str(tmp_path / sub)
     port = _free_port()
-    command = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+    command = [python, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
                f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
                "--ServerApp.port_retries=0"]
     if os.geteuid() == 0:
