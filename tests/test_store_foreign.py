@@ -133,7 +133,7 @@ BAD_ROWS = {
     "an instance that is not [state, history]": (
         "UPDATE entries SET value = '\"closed\"' WHERE space = 'instance'", "Counter.instance[7]", "[state"),
     "a next_id that is not a number": (
-        "UPDATE entries SET value = 'many' WHERE space = 'next_id'", 'Counter.next_id[""]', "JSON"),
+        "UPDATE entries SET value = 'many' WHERE space = 'next_id'", 'Counter.next_id[""]', "whole number"),
     "a next_id that is text": (
         "UPDATE entries SET value = '\"7\"' WHERE space = 'next_id'", 'Counter.next_id[""]', "whole number"),
     "a negative next_id": (
@@ -317,7 +317,7 @@ READ = ("import sys; from soma_kernel.runtime.interpreter import Runtime; "
         "r = Runtime(note=lambda t: None); r.load_program(parse(open(sys.argv[1]).read())); "
         "r.attach_store(SlotStore(sys.argv[2])); print(r.call('get', ['a']), r.cells['Counter'].slots['names'].data)\n"
         "try:\n    r.call('add', ['a', 1])\nexcept SomaError as e:\n    print(e.text)\n"
-        "print(r.call('get', ['a']))")
+        "print(r.call('get', ['a'])); r.detach_store()")
 
 
 def run_read_only(made_read_only: list, program: str, store) -> subprocess.CompletedProcess:
@@ -351,7 +351,10 @@ def test_a_read_only_store_can_be_read_and_refuses_writes_clearly(program, tmp_p
     assert lines[1] == (f"store: slot store {store}: the file is read-only, so Counter.counts cannot be written; "
                         "nothing was written")
     assert lines[2] == "1"
-    assert store.read_bytes() == before and leftovers(str(store)) == []
+    assert store.read_bytes() == before
+    # SQLite's WAL readers share a -shm beside the file; in a folder it may write, a reader that may not
+    # write the file cannot checkpoint, so it leaves -wal and -shm there (empty of data)
+    assert leftovers(str(store)) == ([] if how != "a read-only file" else ["counter.sqlite-shm", "counter.sqlite-wal"])
 
 
 # ---------------------------------------------------------------- closing

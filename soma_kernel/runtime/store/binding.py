@@ -23,7 +23,9 @@ import json
 import os
 from typing import Callable, Optional
 
+from ...core.diagnostics import SomaError
 from ...core.records import Record, fresh
+from ..values import from_json
 from . import checks, declarations
 from .changes import NEXT_ID, Changes, entry_rows
 from .database import Database, store_error
@@ -230,16 +232,16 @@ class SlotStore:
             slot = binding.slots.get(space.partition(":")[2])
             if slot is None or space != ("list:" if slot.is_list else "map:") + slot.name:
                 continue
-            keys, values = json.loads(keys), checks.decoded(path, cell, slot.name, "", values, self.variants)
+            keys, values = json.loads(keys), self._slot_values(cell, slot, space, values)
+            if len(values) != len(keys):  # a row that is not one JSON value (`1,2`)
+                self._refuse_bad_json(cell, slot, space)
+            invariants = binding.enforced.get(slot.name, slot.invariants)
             if slot.is_list:
                 checks.list_positions(path, cell, slot, keys)
-                slots[slot.name] = [checks.slot_value(path, cell, slot, index, value, len(values),
-                                                      binding.enforced.get(slot.name, slot.invariants))
-                                    for index, value in enumerate(values)]
+                slots[slot.name] = checks.slot_values(path, cell, slot, range(len(values)), values, invariants)
             else:
-                slots[slot.name] = {checks.map_key(path, cell, slot, key): checks.slot_value(
-                    path, cell, slot, key, value, len(values), binding.enforced.get(slot.name, slot.invariants))
-                    for key, value in zip(keys, values)}
+                checks.map_keys(path, cell, slot, keys)
+                slots[slot.name] = dict(zip(keys, checks.slot_values(path, cell, slot, keys, values, invariants)))
         others = [self._checked_other(binding, space, key, value)
                   for space, key, value in self.database.cell_others(cell)]
 
@@ -258,6 +260,19 @@ class SlotStore:
 
         return assign
 
+    def _slot_values(self, cell: str, slot, space: str, text: str) -> list:
+        """The values of a stored slot, decoded from the JSON array SQLite joined them into."""
+        try:
+            return from_json(text, self.variants)
+        except SomaError:
+            self._refuse_bad_json(cell, slot, space)
+
+    def _refuse_bad_json(self, cell: str, slot, space: str) -> None:
+        """Raise the refusal of the first row of a slot that is not one JSON value."""
+        for key, value in self.database.entries_of(cell, space):
+            checks.decoded(self.path, cell, slot.name, key, value, self.variants)  # `1,2` is no JSON value
+        raise checks.refused(self.path, cell, slot.name, "", "its rows do not read as JSON values")
+
     def _checked_other(self, binding: CellBinding, space: str, key, value) -> tuple:
         """(space, key, decoded value) of an instance, remembered value or counter row, checked."""
         cell, path = binding.state.name, self.path
@@ -271,8 +286,9 @@ class SlotStore:
         elif space.startswith("map:"):
             slot = binding.slots.get(space[len("map:"):])
             if slot is not None and not slot.is_list:
+                checks.map_keys(path, cell, slot, [key])
                 size = len(slot.data) + (key not in slot.data)
-                decoded = checks.slot_value(path, cell, slot, checks.map_key(path, cell, slot, key), decoded, size,
+                decoded = checks.slot_value(path, cell, slot, key, decoded, size,
                                             binding.enforced.get(slot.name, slot.invariants))
         return space, key, decoded
 

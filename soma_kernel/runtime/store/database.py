@@ -6,10 +6,10 @@ blobs) before anything is written, so a file that is refused is left exactly
 as it was. The first write switches it to WAL mode with `synchronous=FULL`,
 so a commit survives a killed process and a power cut alike. A file (or
 folder) that cannot be written is opened read-only: it can be read, and a
-write is refused with an error. `close()` checkpoints the WAL and, when no
-other process has the file open, leaves it in rollback-journal mode: no
-`-wal` or `-shm` file is left beside it, the `.sqlite` file alone holds
-everything, and it can be read from a read-only folder. Every SQLite failure becomes a SomaError of kind `store` that
+write is refused with an error (a WAL-mode file in a read-only folder is
+read as an immutable snapshot: nobody can write it there). `close()`
+checkpoints the WAL, so once the last connection closes no `-wal` or `-shm`
+file is left beside the store and the `.sqlite` file alone holds everything. Every SQLite failure becomes a SomaError of kind `store` that
 names the file; the file itself is never rewritten or removed to get past
 an error.
 """
@@ -61,7 +61,7 @@ class Database:
             except OSError as err:
                 raise store_error(path, f"cannot create its folder ({err.strerror})") from None
         with self.errors():
-            target = f"file:{_uri_path(os.path.abspath(path))}?mode=ro" if self.read_only else path
+            target = _read_only_uri(path) if self.read_only else path
             self.db = sqlite3.connect(target, timeout=min(self.timeout, BUSY_SLICE), isolation_level=None,
                                       check_same_thread=False, uri=self.read_only)
         try:
@@ -246,13 +246,18 @@ class Database:
             return self.db.execute("SELECT 1 FROM entries WHERE cell = ? LIMIT 1", (cell,)).fetchone() is not None
 
     def first_unreadable(self, cell: str, limit: int) -> Optional[tuple]:
-        """(space, key, value) of the first entry of the cell whose value is not JSON text or is
-        longer than limit characters (its value then cut to limit + 1), or None."""
+        """(space, key, value) of the first entry of the cell whose value is not text or is longer
+        than limit characters (its value then cut to limit + 1), or None."""
         with self.errors():
             return self.db.execute(
                 "SELECT space, key, substr(value, 1, ? + 1) FROM entries WHERE cell = ? "
-                "AND (typeof(value) != 'text' OR length(value) > ? OR NOT json_valid(value)) LIMIT 1",
-                (limit, cell, limit)).fetchone()
+                "AND (typeof(value) != 'text' OR length(value) > ?) LIMIT 1", (limit, cell, limit)).fetchone()
+
+    def entries_of(self, cell: str, space: str) -> list[tuple]:
+        """(key, value) of every entry of one space of a cell, in key order."""
+        with self.errors():
+            return self.db.execute("SELECT key, value FROM entries WHERE cell = ? AND space = ? ORDER BY key",
+                                   (cell, space)).fetchall()
 
     def list_length(self, cell: str, space: str) -> tuple[int, int]:
         """(its last position + 1, how many positions it has) of a stored list: equal when it has no gap."""
@@ -305,20 +310,39 @@ class Database:
 
     def close(self) -> None:
         """Close the connection (an open transaction is abandoned). The WAL is checkpointed into the
-        file first and the file set back to a rollback journal, so the `.sqlite` file alone holds
-        every commit and SQLite removes `-wal` and `-shm` as it closes."""
+        file first, so the `.sqlite` file alone holds every commit and SQLite removes `-wal` and
+        `-shm` as the last connection closes."""
         with contextlib.suppress(sqlite3.Error):
             self.rollback()
         if self.in_wal:
             with contextlib.suppress(sqlite3.Error):  # another process still has it open: the last one does it
                 self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                self.db.execute("PRAGMA journal_mode = DELETE")  # a file that stands alone, readable read-only
-        self.db.close()
+        self.db.close()  # the last connection of a WAL file removes -wal and -shm
 
 
 def _uri_path(path: str) -> str:
     """path as the path of an SQLite `file:` URI (its three special characters escaped)."""
     return path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+
+
+def _read_only_uri(path: str) -> str:
+    """The URI that opens path read-only. A WAL-mode file in a folder that cannot be written has no
+    `-shm` to share and no writer (a writer needs the folder for its `-wal`): it is opened immutable."""
+    uri = f"file:{_uri_path(os.path.abspath(path))}?mode=ro"
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.access(folder, os.W_OK) and not os.path.exists(path + "-wal") and _is_wal_file(path):
+        uri += "&immutable=1"
+    return uri
+
+
+def _is_wal_file(path: str) -> bool:
+    """Whether the SQLite file's header says WAL mode (its read and write versions are 2)."""
+    try:
+        with open(path, "rb") as file:
+            header = file.read(20)
+    except OSError:
+        return False
+    return len(header) == 20 and header[18] == 2
 
 
 def _read_only(path: str) -> bool:
