@@ -10,7 +10,6 @@ import tempfile
 from ...core.diagnostics import SomaError
 from ...project.loader import read_source
 from ...project.settings import load_project, parse_project_text, unknown_model
-from ...runtime.llm.cassette import Cassette
 from ...runtime.llm.config import cassette_mode
 from ...runtime.llm.redact import shown_url
 from .base import Magic, MagicError, split_args
@@ -142,6 +141,8 @@ def cassette_magic(session, run, args: str, body) -> None:
     except SomaError as err:
         raise MagicError(err.detail, words[2] if len(words) == 3 else None) from None
     path = os.path.join(session.directory, os.path.expanduser(words[0]))
+    from ...runtime.llm.cassette import Cassette  # lazy: the cassette and provider modules load only here
+
     try:  # the whole file is checked now, before the magic says what it holds
         cassette = Cassette(path, mode)
     except SomaError as err:
@@ -151,7 +152,7 @@ def cassette_magic(session, run, args: str, body) -> None:
     run.out(f"cassette {words[0]} (mode {mode}): {_cassette_plan(cassette)}")
 
 
-def _cassette_plan(cassette: Cassette) -> str:
+def _cassette_plan(cassette) -> str:
     """What a checked cassette will do, in words."""
     held = f"{cassette.size} recorded exchange{'' if cassette.size == 1 else 's'}"
     if cassette.mode == "record":
