@@ -96,3 +96,47 @@ def test_the_limit_is_read_from_soma_max_value_length():
     assert done.stdout.splitlines() == [
         "range: +: the result would be 8 characters long, more than the 5 limit (set SOMA_MAX_VALUE_LENGTH to "
         "change it)", "abc"]
+
+
+WRITTEN_OUT = ("range: the value written out is longer than the 100 000 character limit (does it hold the same "
+               "list or map many times over?) — set SOMA_MAX_VALUE_LENGTH to change it")
+
+
+@pytest.fixture
+def small_limit(monkeypatch):
+    """A value-length limit of 100 000 for the test (writing out 10 000 000 characters takes seconds)."""
+    from soma_kernel.runtime import limits, values
+
+    monkeypatch.setattr(limits, "MAX_VALUE_LENGTH", 100_000)
+    monkeypatch.setattr(values, "MAX_VALUE_LENGTH", 100_000)
+DOUBLED = 'let l = [1]\nfor i in range(0, 40) { l = [l, l] }\nlet m = map("a", 1)\nfor i in range(0, 40) { m = map("x", m, "y", m) }'
+
+
+@pytest.mark.parametrize("writing", ["to_string(l)", "to_json(m)", "print(l)", '"{m}"', "concat(l, 1)",
+                                     "join([l], \",\")"])
+def test_writing_out_a_value_that_shares_itself_stops_at_the_limit(writing, small_limit):
+    session = Session()
+    assert session.execute(DOUBLED).ok
+    answer = session.execute(writing)
+    assert answer.error_name == "SomaError" and answer.error_value == WRITTEN_OUT, answer.error
+    assert session.execute("len(l) + len(m)").result["text/plain"] == "4"
+
+
+def test_a_cell_whose_value_cannot_be_shown_says_so_and_keeps_what_it_did(small_limit):
+    session = Session()
+    assert session.execute(DOUBLED).ok
+    answer = session.execute("let n = 7\nl")
+    assert answer.error.split("\n") == [
+        "error: cell[2]:2:1: " + WRITTEN_OUT, "2 | l", "  | ^",
+        "  hint: the statement ran and what it did is kept; only its value cannot be shown — show a part of it "
+        "(len(x), slice(x, 0, 10))"]
+    assert session.execute("n").result["text/plain"] == "7"
+
+
+def test_run_refuses_to_print_such_a_result_with_the_error(tmp_path):
+    (tmp_path / "big.cell").write_text("cell A {\n    on big() {\n        let l = [1]\n"
+                                       "        for i in range(0, 40) { l = [l, l] }\n        return l\n    }\n}\n")
+    done = subprocess.run([sys.executable, "-m", "soma_kernel", "run", "big.cell", "big"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=ROOT, SOMA_MAX_VALUE_LENGTH="100000"))
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", f"error: big.cell: {WRITTEN_OUT}\n")

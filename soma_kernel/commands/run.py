@@ -64,6 +64,7 @@ def _run_bound(args: argparse.Namespace, runtime: Runtime) -> int:
         params = runtime.cells[cell].params_of(decl)
         values = [parse_argument(text, param) for text, param in zip(args.args, params)]
         result = runtime.call(handler, values, cell=cell)
+        shown = to_json(result) if result is not None else None  # a value too long to write is a range error
     except SomaError as err:
         print(f"error: {args.file}:{err.span.line}:{err.span.col}: {err.text}" if err.span.line
               else f"error: {args.file}: {err.text}", file=sys.stderr)
@@ -75,8 +76,8 @@ def _run_bound(args: argparse.Namespace, runtime: Runtime) -> int:
     except UserError as err:
         print(err, file=sys.stderr)
         return 1
-    if result is not None:
-        print(to_json(result))
+    if shown is not None:
+        print(shown)
     return 0
 
 

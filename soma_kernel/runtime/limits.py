@@ -39,6 +39,13 @@ def _spaced(count: int) -> str:
     return f"{count:,}".replace(",", " ")
 
 
+def too_long_written() -> SomaError:
+    """The refusal of writing a value out (display, to_json) past the limit."""
+    return SomaError("range", f"the value written out is longer than the {_spaced(MAX_VALUE_LENGTH)} character "
+                              f"limit (does it hold the same list or map many times over?) — set {LIMIT_VARIABLE} "
+                              "to change it")
+
+
 def interpolated(text: str) -> str:
     """A string interpolation's text, refused once it is past the limit (its parts are each within it)."""
     if len(text) > MAX_VALUE_LENGTH:

@@ -23,6 +23,7 @@ import sys
 from typing import Any, Optional, Protocol
 
 from ..core.diagnostics import SomaError
+from .limits import MAX_VALUE_LENGTH, too_long_written
 
 NoneType = type(None)
 
@@ -196,19 +197,29 @@ def _render(v: Any, scalar_text, pieces_of) -> str:
 
     `scalar_text(value, type)` gives a leaf's text (None for a container);
     `pieces_of(container)` lists its pieces in order: str pieces are output
-    as they are, 1-tuples `(value,)` are rendered in their place.
+    as they are, 1-tuples `(value,)` are rendered in their place. A text
+    longer than MAX_VALUE_LENGTH is refused (kind `range`) as it grows: a
+    list holding itself twice, forty times over, is small in memory but
+    2⁴⁰ items long written out.
     """
     out: list[str] = []
     work: list = [(v,)]
+    size = 0
     while work:
         piece = work.pop()
         if type(piece) is str:
             out.append(piece)
+            size += len(piece)
+            if size > MAX_VALUE_LENGTH:
+                raise too_long_written()
             continue
         value = piece[0]
         text = scalar_text(value, type(value))
         if text is not None:
             out.append(text)
+            size += len(text)
+            if size > MAX_VALUE_LENGTH:
+                raise too_long_written()
         else:
             pieces = pieces_of(value)
             pieces.reverse()

@@ -384,7 +384,12 @@ class Session:
         for index, node in enumerate(runnable):
             value = self._run_statement(run, node, code, origin)
             if index == len(runnable) - 1 and isinstance(node, ast.ExprStmt):
-                run.result.result = self._result_bundle(node.expr, value)
+                try:
+                    run.result.result = self._result_bundle(node.expr, value)
+                except SomaError as err:  # a value too long to write out: the statement itself stands
+                    raise CellError("SomaError", err.text, self._render_runtime_error(
+                        err, node.span, code, origin, "the statement ran and what it did is kept; only its "
+                        "value cannot be shown — show a part of it (len(x), slice(x, 0, 10))")) from None
 
     def _asks_to_exit(self, code: str) -> bool:
         """True for a cell that is only `exit`, `quit`, `exit()` or `quit()` and no program name of that spelling."""
