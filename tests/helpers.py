@@ -52,3 +52,12 @@ def running_kernel(prefix: str, cwd: str):
         finally:
             client.stop_channels()
             manager.shutdown_kernel(now=True)
+
+
+def is_complete_reply(client, code):
+    """The content of the kernel's reply to an is_complete request for `code` (other shell replies skipped)."""
+    msg_id = client.is_complete(code)
+    while True:
+        message = client.get_shell_msg(timeout=10)
+        if message["parent_header"].get("msg_id") == msg_id:
+            return message["content"]

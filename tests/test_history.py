@@ -13,7 +13,7 @@ from soma_kernel.session.session import Session
 
 def _session_with(path, *inputs):
     """A finished session that ran `inputs` with its history in `path`."""
-    session = Session(history_path=str(path))
+    session = Session(history=History(str(path)))
     for code in inputs:
         session.execute(code)
     session.history.close()
@@ -23,7 +23,7 @@ def _session_with(path, *inputs):
 def test_a_new_session_finds_the_inputs_of_earlier_ones(tmp_path):
     path = tmp_path / "history.sqlite"
     first = _session_with(path, "1 + 1", "let a = 2")
-    second = Session(history_path=str(path))
+    second = Session(history=History(str(path)))
     second.execute("3 * 3")
     assert second.history.session == first.history.session + 1
     assert [code for _, _, code in second.history.tail(3)] == ["1 + 1", "let a = 2", "3 * 3"]
@@ -36,7 +36,7 @@ def test_a_new_session_finds_the_inputs_of_earlier_ones(tmp_path):
 def test_search_unique_keeps_the_last_of_each_source(tmp_path):
     path = tmp_path / "history.sqlite"
     _session_with(path, "1 + 1", "2 + 2")
-    later = Session(history_path=str(path))
+    later = Session(history=History(str(path)))
     later.execute("1 + 1")
     found = later.history.search("*+*", unique=True)
     assert [(code, number) for number, _, code in found] == [("2 + 2", later.history.session - 1),
@@ -48,7 +48,7 @@ def test_search_unique_keeps_the_last_of_each_source(tmp_path):
 def test_a_damaged_file_turns_the_file_off_and_keeps_memory(tmp_path, capfd, content):
     path = tmp_path / "history.sqlite"
     path.write_bytes(content)
-    session = Session(history_path=str(path))
+    session = Session(history=History(str(path)))
     assert session.execute("1 + 1").ok
     assert session.execute("2 + 2").ok
     assert [code for _, _, code in session.history.tail(5)] == ["1 + 1", "2 + 2"]
@@ -63,7 +63,7 @@ def test_a_foreign_database_with_other_tables_is_not_trusted(tmp_path, capfd):
     db.execute("CREATE TABLE history (a, b)")  # same table name, another shape
     db.commit()
     db.close()
-    session = Session(history_path=str(path))
+    session = Session(history=History(str(path)))
     assert session.execute("40 + 2").ok
     assert [code for _, _, code in session.history.tail(3)] == ["40 + 2"]
     assert "input history file" in capfd.readouterr().err
@@ -76,7 +76,7 @@ def test_a_read_only_folder_keeps_history_in_memory(tmp_path, capfd):
         folder = tmp_path / "ro"
         folder.mkdir(mode=0o500)
         path = str(folder / "history.sqlite")
-    session = Session(history_path=path)
+    session = Session(history=History(path))
     assert session.execute("1 + 1").ok
     assert session.history.tail(1)[0][2] == "1 + 1"
     assert "input history file" in capfd.readouterr().err

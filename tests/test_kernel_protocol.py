@@ -17,7 +17,7 @@ import jupyter_kernel_test
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from helpers import kernelspec_installed
+from helpers import is_complete_reply, kernelspec_installed
 from test_session import COUNTER
 
 
@@ -240,8 +240,7 @@ def test_inspection_shows_face_and_invariants(kernel):
 
 def test_is_complete_uses_the_parser(kernel):
     _, client = kernel
-    client.is_complete("cell A {\n  on f() {")
-    reply = client.get_shell_msg(timeout=10)["content"]
+    reply = is_complete_reply(client, "cell A {\n  on f() {")
     assert reply["status"] == "incomplete"
     assert reply["indent"] == "        "  # two braces open
 

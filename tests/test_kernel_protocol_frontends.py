@@ -12,7 +12,7 @@ import tempfile
 
 from jupyter_client.manager import start_new_kernel
 
-from helpers import kernelspec_installed
+from helpers import is_complete_reply, kernelspec_installed
 
 _PREFIX = tempfile.TemporaryDirectory(prefix="soma-kernelspec-")
 _INSTALLED = kernelspec_installed(_PREFIX.name)
@@ -87,8 +87,7 @@ NESTING_CASES = [
 def test_is_complete_indents_by_nesting_and_never_inside_a_string(tmp_path):
     with soma_kernel(tmp_path / "h.sqlite") as client:
         for code, indent in NESTING_CASES:
-            client.is_complete(code)
-            reply = client.get_shell_msg(timeout=10)["content"]
+            reply = is_complete_reply(client, code)
             assert (code, reply["status"], reply["indent"]) == (code, "incomplete", indent)
 
 
@@ -106,3 +105,20 @@ def test_input_history_survives_a_restart(tmp_path):
         assert [entry[2] for entry in found["history"]] == ['print("before-restart-needle")']
         earlier = client.history(hist_access_type="range", session=-1, start=0, reply=True)["content"]["history"]
         assert [entry[2] for entry in earlier] == ['print("before-restart-needle")', "40 + 2"]
+
+
+def test_history_is_answered_before_any_cell_runs_without_loading_the_session(tmp_path):
+    """A console asks for the history first: the kernel answers from the file without building the session."""
+    history = tmp_path / "history.sqlite"
+    with soma_kernel(history) as client:
+        client.execute_interactive("6 * 7", timeout=30)
+    with soma_kernel(history) as client:
+        tail = client.history(hist_access_type="tail", n=1000, reply=True, timeout=5)["content"]["history"]
+        assert [entry[2] for entry in tail] == ["6 * 7"]
+        modules = client.execute_interactive("%who", timeout=30)
+        assert modules["content"]["status"] == "ok"
+
+
+def test_the_test_run_keeps_kernel_history_out_of_the_users_file():
+    assert os.environ["SOMA_KERNEL_HISTORY"] != os.path.join(os.path.expanduser("~"), ".local", "share",
+                                                               "soma-kernel", "history.sqlite")

@@ -52,6 +52,7 @@ class SomaKernel(Kernel):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self._session = None
+        self._history = None
         self._install_comms()
 
     # ------------------------------------------------------------ wiring
@@ -67,14 +68,22 @@ class SomaKernel(Kernel):
             self.comm_manager.register_target(target, _widget_target(handler))
 
     @property
+    def history(self):
+        """The input history (this kernel's and earlier ones'), made without the session: a console asks
+        for it first, before any cell runs, and should not wait for the parser and runtime to load."""
+        if self._history is None:
+            from ..session.history import History, default_history_path  # lazy: sqlite3 is opened on first use
+
+            self._history = History(default_history_path())
+        return self._history
+
+    @property
     def session_state(self):
         """The live Soma session (created on first use)."""
         if self._session is None:
             from ..session.session import Session  # lazy: ~0.3 s of parser, runtime and analyses, kept off kernel start
 
-            from ..session.history import default_history_path  # lazy, with the session above
-
-            self._session = Session(history_path=default_history_path())
+            self._session = Session(history=self.history)
         return self._session
 
     @property
@@ -187,7 +196,7 @@ class SomaKernel(Kernel):
     async def do_history(self, hist_access_type, output, raw, session=None, start=None, stop=None,
                          n=None, pattern=None, unique=False):
         """Input history, this kernel's and earlier ones' (kept in SQLite): tail, search (glob) or range."""
-        history = self.session_state.history
+        history = self.history
         if hist_access_type == "tail":
             entries = history.tail(n or 10)
         elif hist_access_type == "search":
@@ -200,10 +209,11 @@ class SomaKernel(Kernel):
                 "history": [(number, line, (code, None) if output else code) for number, line, code in entries]}
 
     async def do_shutdown(self, restart):
-        """Close the history file and the bound store (checkpointed: no -wal or -shm file is left)."""
+        """Close the bound store (checkpointed: no -wal or -shm file is left) and the history file."""
         if self._session is not None:
             self._session.runtime.detach_store()
-            self._session.history.close()
+        if self._history is not None:
+            self._history.close()
         return {"status": "ok", "restart": restart}
 
 

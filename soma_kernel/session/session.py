@@ -215,13 +215,13 @@ class Session:
 
     magics = REGISTRY
 
-    def __init__(self, directory: Optional[str] = None, history_path: Optional[str] = None):
+    def __init__(self, directory: Optional[str] = None, history: Optional[History] = None):
         self.directory = os.path.abspath(directory or os.getcwd())
         self.definitions: dict[tuple[str, str], Definition] = {}
         self.cell_labels: dict[str, str] = {}
         self.dropped: dict[str, tuple[str, str]] = {}  # a name a re-run cell no longer defines → (that cell, owner)
         self.variables: dict[str, object] = {}
-        self.history = History(history_path)  # this session's inputs; all sessions' with a file (the kernel's)
+        self.history = history or History()  # this session's inputs; all sessions' with a file (the kernel's)
         self.execution_count = 0
         self._project_loaded = False
         self._project = None
