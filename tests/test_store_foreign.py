@@ -177,14 +177,17 @@ def test_a_bad_row_written_by_another_process_is_never_served(program, case):
     assert runtime.cells["Counter"].slots["names"].data == ["x"]
 
 
-def test_an_oversized_value_is_refused_without_being_served(program, monkeypatch):
-    from soma_kernel.runtime.store import checks
-
-    monkeypatch.setattr(checks, "MAX_ENTRY_CHARS", 1000)
-    tamper(program, "UPDATE entries SET value = ? WHERE space = 'list:names'", json.dumps("y" * 5000))
+@pytest.mark.parametrize("limit,size", [("1000", 5000), ("1K", 1025), ("2K", 1 << 20)])
+def test_an_oversized_value_is_refused_without_being_served(program, monkeypatch, limit, size):
+    monkeypatch.setenv("SOMA_MAX_FILE_BYTES", limit)
+    tamper(program, "UPDATE entries SET value = ? WHERE space = 'list:names'", json.dumps("y" * size))
     with pytest.raises(SomaError) as refused:
         bound(program)
-    assert "the row Counter.names[0] is refused (its value is longer than 1000 characters" in refused.value.text
+    allowed = 1000 if limit == "1000" else int(limit[:-1]) * 1024
+    assert (f"the row Counter.names[0] is refused (its value is longer than {allowed} characters, the most a "
+            "stored value holds (set SOMA_MAX_FILE_BYTES to change it))") in refused.value.text
+    monkeypatch.setenv("SOMA_MAX_FILE_BYTES", str(size + 10))
+    assert bound(program).cells["Counter"].slots["names"].data == ["y" * size]
 
 
 def test_a_good_file_still_loads_whole(program):

@@ -223,7 +223,7 @@ class SlotStore:
         """Read and check every entry of a cell; what sets its stored parts to them (nothing is set
         when a row is refused)."""
         state, path, cell = binding.state, self.path, binding.state.name
-        unreadable = self.database.first_unreadable(cell, checks.MAX_ENTRY_CHARS)
+        unreadable = self.database.first_unreadable(cell, checks.entry_limit(path))
         if unreadable is not None:
             space, key, value = unreadable
             checks.decoded(path, cell, space.partition(":")[2] or space, key, value, self.variants)

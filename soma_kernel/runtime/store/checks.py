@@ -2,7 +2,8 @@
 
 A store file is data from elsewhere: another program, an older version of
 this one, a hand edit, a damaged disk. So every row is read as a write of
-the bound program would be checked: its JSON, its size (`MAX_ENTRY_CHARS`),
+the bound program would be checked: its JSON, its size (at most the file-read
+limit, `SOMA_MAX_FILE_BYTES`, in characters),
 its slot's element type (`Map<String, Int>` takes no String), the slot's
 invariants (`counts >= 0` takes no −999), a map key that is text and list
 positions 0…n−1, an instance that is `[state, history]` and a `next_id` that
@@ -15,10 +16,9 @@ from __future__ import annotations
 import json
 
 from ...core.diagnostics import SomaError
+from ...core.files import LIMIT_VARIABLE, BadLimit, max_file_bytes
 from ..values import display, from_json
 from .database import store_error
-
-MAX_ENTRY_CHARS = 16 * 1024 * 1024  # one stored value (a map entry, a list position, an instance)
 
 REMEDY = ("fix or delete that row with sqlite3, or wipe the cell's stored data "
           "(`%reset --store {cell}` in a notebook, `soma-kernel run --fresh`)")
@@ -31,13 +31,23 @@ def refused(path: str, cell: str, where: str, key, reason: str) -> SomaError:
                              + REMEDY.format(cell=cell))
 
 
+def entry_limit(path: str) -> int:
+    """The most characters one stored value (a map entry, a list position, an instance) may have:
+    the limit on a file read for the user."""
+    try:
+        return max_file_bytes()
+    except BadLimit as problem:
+        raise store_error(path, f"{problem}; nothing was read") from None
+
+
 def decoded(path: str, cell: str, where: str, key, text, variants: dict):
     """A row's JSON as Soma values, refused when it is too long or not JSON text."""
     if not isinstance(text, str):
         raise refused(path, cell, where, key, f"its value is a {type(text).__name__}, not JSON text")
-    if len(text) > MAX_ENTRY_CHARS:
-        raise refused(path, cell, where, key, f"its value is longer than {MAX_ENTRY_CHARS} characters, "
-                                              "the most a stored value holds")
+    limit = entry_limit(path)
+    if len(text) > limit:
+        raise refused(path, cell, where, key, f"its value is longer than {limit} characters, the most a stored "
+                                              f"value holds (set {LIMIT_VARIABLE} to change it)")
     try:
         return from_json(text, variants)
     except SomaError as err:
