@@ -225,6 +225,12 @@ async def test_notebook_cells_form_one_document_with_magics_accepted(client, tmp
         text_document=doc(uri), position=position_of(text, "[model: fast]", 9)))
     assert "provider: `openai`" in hover.contents.value and "gpt-x" in hover.contents.value
     assert "sk-do-not-show" not in hover.contents.value
+    magic = await client.text_document_completion_async(t.CompletionParams(
+        text_document=doc(uri), position=position_of(text, "%check", 3)))
+    assert "check" in [item.label for item in magic.items]
+    member = await client.text_document_completion_async(t.CompletionParams(
+        text_document=doc(uri), position=position_of(text, "Counter.bump", 8)))
+    assert {item.label for item in member.items} == {"bump", "n"}
 
 
 async def test_a_definition_re_made_in_a_later_cell_replaces_the_earlier_one(client, tmp_path):
