@@ -94,7 +94,8 @@ def unknown_model(project: Optional[ProjectConfig], cell) -> Optional[tuple[str,
     else:
         where = f"it defines [models.{'], [models.'.join(models)}]"
     slip = near_miss(name, models)
-    hint = f"did you mean '{slip}'?" if slip else f"add a [models.{name}] table to the soma.toml, or remove `model: {name}`"
+    hint = (f"did you mean '{slip}'?" if slip
+            else f"add a [models.{name}] table to the soma.toml, or remove `model: {name}`")
     return f"cell {cell.name} names model '{name}', which the soma.toml does not define ({where})", hint
 
 

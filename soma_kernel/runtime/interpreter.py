@@ -818,7 +818,8 @@ def breach_messages(state: CellState) -> list[str]:
     for slot in state.slots.values():
         for invariant, shown in slot.breaches():
             messages.append(f"{state.name}: {len(shown)} value(s) in memory break invariant {invariant.text}: "
-                            f"{listed_entries(shown)} — kept as they are: fix them or the invariant (it holds for new writes only)")
+                            f"{listed_entries(shown)} — kept as they are: fix them or the invariant "
+                            "(it holds for new writes only)")
     return messages
 
 

@@ -98,14 +98,14 @@ def add_memory_breaches(report: VerifyReport, breaches: list[tuple[str, str, lis
     (`breaches`: cell, invariant text, the entries shown): the proof covers the writes the
     handlers can make, not the data a session kept from before the invariant was tightened."""
     groups = {group.title: group for group in report.groups}
-    for cell, text, shown in breaches:
+    for cell, invariant, shown in breaches:
         title = f"{cell}/invariants"
         if title not in groups:
             groups[title] = CheckGroup(title, [])
             report.groups.append(groups[title])
-        groups[title].lines.append(CheckLine(FAIL, f"invariant {text} — broken by {len(shown)} value(s) already in "
-                                                   f"memory: {listed_entries(shown)} (the proof covers new writes only: fix the "
-                                                   "data or the invariant)", kind="invariant"))
+        line = (f"invariant {invariant} — broken by {len(shown)} value(s) already in memory: "
+                f"{listed_entries(shown)} (the proof covers new writes only: fix the data or the invariant)")
+        groups[title].lines.append(CheckLine(FAIL, line, kind="invariant"))
 
 
 def _machine_titles(index: ProgramIndex) -> dict[str, str]:
