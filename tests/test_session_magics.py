@@ -421,3 +421,14 @@ def test_question_mark_says_the_truth_about_invariants_and_lists_horde_options(s
     assert horde[2] == "  options:"
     assert [line.split(":")[0].strip() for line in horde[3:]] == list(HORDE_OPTIONS)
     assert "concurrency: tasks run at once, 1 to 1000 (default 8" in horde[3]
+
+
+def test_verify_in_a_notebook_speaks_of_this_session_not_this_file(session):
+    session.execute("%%toml\n[verify]\ncells = [\"Payments\"]\nnever = [\"closed\"]\n", "toml")
+    text = session.execute("%verify", "v").displays[0]["text/plain"]
+    assert "note: soma.toml [verify] cells names 'Payments', which this session does not define" in text
+    assert ("NONE applies to this session ([verify] cells = [\"Payments\"] names no cell of it)") in text
+    assert "this file" not in text
+    session.execute("%%toml\n[verify]\nnever = [\"nowhere\"]\n", "toml")
+    strict = session.execute("%verify --strict", "v").displays[0]["text/plain"]
+    assert "apply to no state machine of this session" in strict and "this file" not in strict

@@ -39,22 +39,24 @@ from .termination import CallGraph, termination_lines
 
 def verify_program(program: ast.Program, project: Optional[object], path: str,
                    strict: bool = False, unfair: bool = False,
-                   index: Optional[ProgramIndex] = None) -> VerifyReport:
+                   index: Optional[ProgramIndex] = None, scope: str = "this file") -> VerifyReport:
     """Verify every state machine, invariant and handler of a parsed program.
 
     Liveness is read under fairness unless `unfair` (or soma.toml `[verify]
     fair = false`). `index` is the program's ProgramIndex when the caller has
-    built it already (for `soma check` first). The cyclic garbage collector is
-    paused meanwhile (see soma_kernel.core.gcpause).
+    built it already (for `soma check` first); `scope` is what the messages
+    call the program ("this session" in a notebook). The cyclic garbage
+    collector is paused meanwhile (see soma_kernel.core.gcpause).
     """
     with paused_gc():
-        return _verify(program, project, path, strict, unfair, ProgramIndex(program) if index is None else index)
+        return _verify(program, project, path, strict, unfair, ProgramIndex(program) if index is None else index,
+                       scope)
 
 
 def _verify(program: ast.Program, project: Optional[object], path: str, strict: bool,
-            unfair: bool, index: ProgramIndex) -> VerifyReport:
+            unfair: bool, index: ProgramIndex, scope: str) -> VerifyReport:
     """The analyses of `verify_program`, in report order."""
-    report = VerifyReport(path, strict=strict)
+    report = VerifyReport(path, strict=strict, scope=scope)
     settings = getattr(project, "verify", None)
     fair = not unfair and (settings is None or settings.fair)
     calls = CallGraph({name: info.handlers for name, info in index.cells.items()})
@@ -89,7 +91,7 @@ def _verify(program: ast.Program, project: Optional[object], path: str, strict: 
             lines = termination_lines(info.name, info.handlers, info.decl.scheduled, calls)
             if any(line.mark != "✓" for line in lines):
                 report.groups.append(CheckGroup(f"{info.name}/termination", lines))
-    report.properties_line = _properties_line(props, settings, index)
+    report.properties_line = _properties_line(props, settings, index, scope)
     return report
 
 
@@ -145,7 +147,7 @@ def _applicable_properties(index: ProgramIndex, settings, props: list[Property],
     named = list(dict.fromkeys(state for prop in props for state in prop.named_states()))
     takers = [name for name, states in machines.items() if all(state in states for state in named)]
     if props and not machines:
-        report.strict_reasons.append("soma.toml [verify] properties apply to nothing in this file")
+        report.strict_reasons.append(f"soma.toml [verify] properties apply to nothing in {report.scope}")
     elif props and not takers:
         _report_unplaced(props, named, machines, titles, report)
     return {name: (list(props) if name in takers else []) for name in machines}
@@ -162,13 +164,13 @@ def _report_unplaced(props: list[Property], named: list[str], machines: dict[str
             if slip is not None:
                 prop = next(p for p in props if state in p.named_states())
                 report.errors.append(f"error: soma.toml [verify] property {prop.title()} names state '{state}', "
-                                     f"which no state machine of this file has{_slip_text(slip)} "
+                                     f"which no state machine of {report.scope} has{_slip_text(slip)} "
                                      f"(machine '{titles[name]}')")
                 return
     missing = ", ".join(f"'{state}'" for state in absent) or "their states are spread over several machines"
-    report.notes.append("warning: soma.toml [verify] properties apply to no state machine of this file: none has "
+    report.notes.append(f"warning: soma.toml [verify] properties apply to no state machine of {report.scope}: none has "
                         f"every state they name ({missing}) — they are checked nowhere here")
-    report.strict_reasons.append("soma.toml [verify] properties apply to nothing in this file")
+    report.strict_reasons.append(f"soma.toml [verify] properties apply to nothing in {report.scope}")
 
 
 def _slip_text(slip: Optional[str]) -> str:
@@ -192,20 +194,20 @@ def _listed_cells(index: ProgramIndex, settings, report: VerifyReport, project) 
             continue
         slip = near_miss(name, index.cells)
         if slip:
-            report.errors.append(f"error: soma.toml [verify] cells names '{name}', which this file does not define "
+            report.errors.append(f"error: soma.toml [verify] cells names '{name}', which {report.scope} does not define "
                                  f"— did you mean '{slip}'?")
         else:
-            report.notes.append(f"note: soma.toml [verify] cells names '{name}', which this file does not define "
+            report.notes.append(f"note: soma.toml [verify] cells names '{name}', which {report.scope} does not define "
                                 "— its properties are not checked here")
     if not any(name in index.cells for name in cells) and settings.has_properties:
         entry = getattr(project, "entry", None)
         if not entry or entry == report.path or entry.endswith("/" + report.path.split("/")[-1]):
-            report.strict_reasons.append("soma.toml [verify] cells names no cell of this file")
+            report.strict_reasons.append(f"soma.toml [verify] cells names no cell of {report.scope}")
     return [name for name in cells if name in index.cells and index.cells[name].model is not None
             and index.cells[name].model.states]
 
 
-def _properties_line(props, settings, index: ProgramIndex) -> Optional[str]:
+def _properties_line(props, settings, index: ProgramIndex, scope: str) -> Optional[str]:
     """`soma.toml: K user-defined properties loaded[ — NONE applies …]`, or None."""
     if not props:
         return None
@@ -214,9 +216,9 @@ def _properties_line(props, settings, index: ProgramIndex) -> Optional[str]:
     with_machine = [n for n, info in index.cells.items() if info.model is not None]
     if cells and not any(name in with_machine for name in cells):
         listed = json.dumps(cells, ensure_ascii=False).replace('","', '", "')
-        line += f" — NONE applies to this file ([verify] cells = {listed} names no cell of it)"
+        line += f" — NONE applies to {scope} ([verify] cells = {listed} names no cell of it)"
     elif not with_machine:
-        line += " — NONE applies to this file (it declares no state machine)"
+        line += f" — NONE applies to {scope} (it declares no state machine)"
     return line
 
 

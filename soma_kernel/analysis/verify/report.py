@@ -74,6 +74,7 @@ class VerifyReport(Record):
     strict_reasons: list[str] = fresh(list)
     check_failed: bool = False
     check_errors: list[str] = fresh(list)
+    scope: str = "this file"  # what the messages call the program: "this session" in a notebook
 
     def all_lines(self) -> list[CheckLine]:
         """Every check line, machines first, then the synthetic groups."""

@@ -18,6 +18,8 @@ from ..definitions import SESSION_ORIGIN
 from ..reports import test_bundle, verify_bundle
 from .base import Magic, MagicError, split_args
 
+SESSION_SOURCE = Source("this session", "`%describe {cell}`")  # how the toolchain's messages name a notebook
+
 
 def _program(session):
     """The session's program and source map, or a MagicError when nothing is defined."""
@@ -54,7 +56,8 @@ def verify_magic(session, run, args: str, body) -> None:
         raise MagicError("usage: %verify [--strict] [--unfair]", at_name=True)
     strict, unfair = "--strict" in words, "--unfair" in words
     program, source_map = _program(session)
-    report = check_then_verify(program, session.project, SESSION_ORIGIN, source_map.render, strict, unfair)
+    report = check_then_verify(program, session.project, SESSION_ORIGIN, source_map.render, strict, unfair,
+                               SESSION_SOURCE.name)
     if not report.check_failed:
         add_memory_breaches(report, session.runtime.invariant_breaches())
     run.show(verify_bundle(report))
@@ -98,9 +101,6 @@ def describe_magic(session, run, args: str, body) -> None:
             raise MagicError(f"no cell named {name} (defined: {', '.join(sorted(known)) or 'none'})", name)
     paragraphs = [describe_cell(program, name, source_map.line_words) for name in names]
     run.out("\n\n".join(paragraphs))
-
-
-SESSION_SOURCE = Source("this session", "`%describe {cell}`")
 
 
 def skeleton_magic(session, run, args: str, body) -> None:
