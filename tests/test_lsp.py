@@ -8,18 +8,22 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from pathlib import Path
 
 import pytest
 import pytest_lsp
 from lsprotocol import types as t
 from pytest_lsp import ClientServerConfig, LanguageClient
 
+from soma_kernel.analysis.check import check_program
 from soma_kernel.core.diagnostics import SomaSyntaxError
 from soma_kernel.lsp.semantic import TOKEN_TYPES
 from soma_kernel.syntax.parser import parse
 from soma_kernel.runtime.builtins import builtin_entry
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+SEED = Path(__file__).resolve().parent / "seeds" / "refund_agent" / "refund_agent.cell"
 
 ORDERS = """\
 cell type Pay {
@@ -126,6 +130,17 @@ async def test_diagnostics_on_open_have_exact_ranges_and_are_cleared_after_a_fix
     assert found[0].related_information[0].message == "hint: bind it first (`let amout = …`) or fix the spelling"
     assert found[1].related_information[0].message == "hint: declared states: [new, paid, cancelled]"
     assert await replace_text(client, uri, ORDERS, 2) == []
+
+
+async def test_a_proven_cost_bound_is_a_hint_where_the_bound_is_declared(client, tmp_path):
+    seed = SEED.read_text()
+    found = await open_document(client, (tmp_path / "refund_agent.cell").as_uri(), seed)
+    report = check_program(parse(seed, "refund_agent.cell"))
+    (note,) = report.notes
+    assert shown(found) == [(note.span.line - 1, note.span.col - 1, note.span.end_line - 1, note.span.end_col - 1,
+                             t.DiagnosticSeverity.Hint, note.message)]
+    declared = position_of(seed, "tokens: 300")
+    assert shown(found)[0][:2] == (declared.line, declared.character)
 
 
 async def test_a_half_typed_handler_still_gets_the_diagnostics_of_the_rest(client, tmp_path):

@@ -69,7 +69,7 @@ def analyse(text: str, uri: str, path: str, check: bool = True) -> Analysis:
         found = list(parsed.errors)
         if check:
             report = check_program(program, project, index)
-            found += report.errors + report.warnings
+            found += report.errors + report.warnings + report.notes
         if check and source.notebook and parsed.statements:
             reporter = Reporter(path)
             check_statements(index, reporter, parsed.statements)

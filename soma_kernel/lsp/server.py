@@ -41,7 +41,7 @@ from .workspace import Entry, Workspace
 DEFAULT_DEBOUNCE = 0.1
 WARM_UP_URI = "warm-up.cell"
 SEVERITIES = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
-              "note": types.DiagnosticSeverity.Information}
+              "note": types.DiagnosticSeverity.Hint}
 SYMBOL_KINDS = {
     "cell": types.SymbolKind.Class, "agent": types.SymbolKind.Class, "skeleton": types.SymbolKind.Class,
     "signal": types.SymbolKind.Interface, "tool": types.SymbolKind.Function, "slot": types.SymbolKind.Field,
