@@ -213,6 +213,42 @@ def test_a_planted_cache_file_runs_nothing_and_is_replaced(tmp_path, attack, goo
     assert not marker.exists()
 
 
+def broken_parsers() -> dict:
+    """Parsers that unpickle from a signed file but fail inside lark when they parse."""
+    def no_table(built):
+        built.parser.parser.parser.parse_table.states = {}
+
+    def no_callbacks(built):
+        callbacks = built.parser.parser.parser.callbacks
+        for rule in callbacks:
+            callbacks[rule] = 0
+
+    def wrong_lexer(built):
+        built.parser.lexer.lexer.lexers = {}
+
+    return {"no parse table": no_table, "tree callbacks that are not callable": no_callbacks,
+            "no lexers": wrong_lexer}
+
+
+@pytest.mark.parametrize("damage", sorted(broken_parsers()))
+def test_a_cache_file_whose_parser_fails_while_parsing_is_replaced_and_parsing_goes_on(tmp_path, damage, capsys,
+                                                                                      monkeypatch):
+    expected = parser.parse(SMALL, "p.cell")
+    built = larkcache._build(*grammar_and_options())
+    broken_parsers()[damage](built)
+    cache_path(tmp_path).write_bytes(signed(larkcache._pickled(built, [])))
+    monkeypatch.setattr(larkcache, "default_directory", lambda: str(tmp_path))
+    monkeypatch.setattr(parser, "_LARK", None)
+    monkeypatch.setattr(parser, "_KEYWORD_TYPES", None, raising=False)
+    assert parser.parse(SMALL, "p.cell") == expected
+    err = capsys.readouterr().err
+    assert f"soma-kernel: replaced the parser cache {cache_path(tmp_path)}: the parser it held failed (" in err
+    assert not larkcache.loaded_from_file(parser._LARK)
+    monkeypatch.setattr(parser, "_LARK", None)
+    monkeypatch.setattr(larkcache, "_build", lambda grammar, options: pytest.fail("the file was not rewritten"))
+    assert parser.parse(SMALL, "p.cell") == expected
+
+
 def test_the_unpickler_resolves_exact_names_only():
     allowed = larkcache._allowed_globals()
     assert all("." not in name for _, name in allowed)

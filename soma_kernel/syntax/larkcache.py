@@ -92,6 +92,25 @@ def cached_lark(grammar: str, options: dict, directory: Optional[str]) -> Lark:
     return built
 
 
+def loaded_from_file(parser: Lark) -> bool:
+    """Whether parser was loaded from a cache file (rather than built by lark)."""
+    return getattr(parser, _SOURCE, None) is not None
+
+
+def rebuilt(parser: Lark, problem: Exception) -> Lark:
+    """The parser lark builds in place of one loaded from a cache file that failed while parsing
+    (raising `problem`, which lark's own parser never does); the file is rewritten, and stderr says so."""
+    path, key, grammar, options = getattr(parser, _SOURCE)
+    built = _build(grammar, options)
+    _write(built, path, key, options)
+    sys.stderr.write(f"soma-kernel: replaced the parser cache {path}: the parser it held failed "
+                     f"({type(problem).__name__}: {str(problem)[:120]})\n")
+    return built
+
+
+_SOURCE = "_soma_cache_file"  # on a parser loaded from a cache file: (path, key, grammar, options)
+
+
 def default_directory() -> Optional[str]:
     """The per-user cache folder, `$XDG_CACHE_HOME/soma-kernel` or
     `~/.cache/soma-kernel`; None when the user has no home."""
@@ -167,6 +186,7 @@ def _read(path: str, key: str, grammar: str, options: dict) -> Lark:
     if not (isinstance(loaded, Lark) and stream.read(1) == b"" and getattr(loaded, "source_grammar", None) == grammar
             and getattr(loaded.options, "start", None) == options.get("start")):
         raise _Refused("not a parser of this build")
+    setattr(loaded, _SOURCE, (path, key, grammar, options))
     return loaded
 
 

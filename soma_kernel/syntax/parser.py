@@ -68,13 +68,29 @@ def _lark() -> Lark:
     """The grammar's parser, made once per process.
 
     A new process loads it from `larkcache`'s file in ~15 ms; without that
-    file lark loads its own cache of the tables in ~80 ms (building them
-    takes ~300 ms) and the file is written for the next process.
+    file lark builds it (~300 ms) and the file is written for the next process.
     """
     global _LARK
     if _LARK is None:
         _LARK = larkcache.cached_lark(_grammar_text(), _lark_options(), larkcache.default_directory())
     return _LARK
+
+
+def _lark_parse(text: str, start: str, **options):
+    """lark's tree of text. A parser loaded from the cache file that fails in a way lark's own never
+    does (a planted or damaged file that still unpickled) is replaced by the one lark builds, which
+    parses the text again: a cache file cannot make parsing crash."""
+    global _LARK
+    lark_parser = _lark()
+    try:
+        return lark_parser.parse(text, start=start, **options)
+    except (UnexpectedInput, SomaSyntaxError, RecursionError, MemoryError):
+        raise
+    except Exception as problem:
+        if not larkcache.loaded_from_file(lark_parser):
+            raise
+        _LARK = larkcache.rebuilt(lark_parser, problem)
+        return _LARK.parse(text, start=start, **options)
 
 
 def _grammar_text() -> str:
@@ -467,7 +483,7 @@ def _parse_text(text: str, origin: str, start: str):
     with paused_gc():  # a node per token, none of them garbage (see gcpause)
         clean, lifted = _lift_simple_edges(scanned) if scanned.unclosed is None else (scanned.clean, {})
         try:
-            tree = _lark().parse(clean, start=start, on_error=_keyword_as_name)
+            tree = _lark_parse(clean, start, on_error=_keyword_as_name)
         except UnexpectedInput as exc:
             errors.from_lark(exc)
         if scanned.unclosed is not None:
@@ -499,7 +515,7 @@ def parse_expression(text: str, origin: str = "<input>") -> ast.Expr:
     if scanned.unclosed is not None:
         _Errors(text, scanned, origin).unclosed_text()
     try:
-        tree = _lark().parse(scanned.clean, start="expr_only")
+        tree = _lark_parse(scanned.clean, "expr_only")
     except UnexpectedInput as exc:
         _Errors(text, scanned, origin).from_lark(exc)
     return _to_ast(tree, scanned.clean, origin)
