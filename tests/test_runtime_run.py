@@ -276,3 +276,16 @@ def test_a_failed_guard_after_instances_came_back_says_the_slots_started_empty(t
         f"error: {program}:15:27: guard failed: ajar → open requires keys.get(\"k\") ?? false\n"
         "  hint: Door's machine instances persist between runs, but these slots start empty on every run "
         "(they are not [persistent]): keys; mark what the guard reads [persistent], or start over with --fresh\n")
+
+
+def test_flesh_handlers_of_a_skeleton_are_found_and_shown_with_their_signal_types(tmp_path, capsys):
+    seed = os.path.join(ROOT, "tests", "seeds", "triage_agent", "triage_agent.cell")
+    path = tmp_path / "triage.cell"
+    path.write_text(open(seed, encoding="utf-8").read(), encoding="utf-8")
+    assert run(capsys, str(path), "stats") == (0, "0\n", "")
+    assert run(capsys, str(path), "stat") == (1, "", f"error: {path}: there is no handler 'stat'\n"
+                                                     "  hint: did you mean `stats`?\n")
+    assert run(capsys, str(path), "label", "t1") == (
+        1, "", f"error: {path}: 'label' takes other arguments than the 1 argument given: "
+               "Triage.label(id: String, text: String)\n"
+               f"  hint: call it as `soma-kernel run {path} Triage.label ID TEXT`\n")

@@ -121,7 +121,8 @@ def ask_at_terminal(action: str) -> bool:
 
 def choose_handler(runtime, name: Optional[str], args: list[str], file: str) -> tuple[str, str]:
     """(cell, handler) to call: the named one, or the obvious default; a UserError saying why not."""
-    handlers = sorted(((state.name, decl) for state in runtime.cells.values() for decl in state.decl.handlers),
+    handlers = sorted(((state.name, decl) for state in runtime.cells.values()  # flesh bodies included
+                       for decls in state.handler_decls.values() for decl in decls),
                       key=lambda pair: pair[1].span.start)  # source order (the cells' order may vary)
     if name is None:
         return _default_handler(runtime, handlers, args, file)

@@ -76,18 +76,18 @@ def incomplete_message(op: str) -> str:
     return f"incomplete expression: nothing after '{op}'"
 
 
-def incomplete_hint(op: str, follower: Optional[str], defined_elsewhere: bool = False) -> str:
+def incomplete_hint(op: str, follower: Optional[str], undefined_variable: bool = False) -> str:
     """What follows the dangling `op` and the fix.
 
     `follower` is the closing bracket after it, or the keyword that starts
-    the next line (None at the end of the text); `defined_elsewhere` says the
+    the next line (None at the end of the text); `undefined_variable` says the
     keyword could be a variable, but none is defined.
     """
     if follower is None:
         said = "the text ends after it"
     elif follower in ("}", ")", "]"):
         said = f"'{follower}' closes the {'block' if follower == '}' else 'bracket'} after it"
-    elif defined_elsewhere:
+    elif undefined_variable:
         said = f"'{follower}' on the next line is a keyword and no variable '{follower}' is defined"
     else:
         said = f"'{follower}' on the next line is a keyword, not a value"
@@ -106,7 +106,7 @@ def keyword_name_problem(node: ast.Name) -> Optional[KeywordProblem]:
     operator = node.after_operator
     if operator is not None:
         return KeywordProblem(operator.span, incomplete_message(operator.op),
-                              incomplete_hint(operator.op, word, defined_elsewhere=True), True)
+                              incomplete_hint(operator.op, word, undefined_variable=True), True)
     return KeywordProblem(node.span, f"'{word}' is a keyword, and no variable '{word}' is defined",
                           f"a keyword is read as a name only where no keyword fits; to use '{word}' as a "
                           f"variable, bind it first (`let {word} = …`)", False)
