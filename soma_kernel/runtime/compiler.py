@@ -790,7 +790,7 @@ class Compiler:
         """True for an uppercase bare name before `.member` that nothing defines: a cell that does not exist."""
         if not isinstance(obj, ast.Name) or not obj.id[:1].isupper() or scope.lookup(obj.id) is not None:
             return False
-        if obj.id in self.rt.variants or obj.id in self.rt.cells or (scope.dynamic and obj.id in self.env):
+        if obj.id in self.rt.variants or obj.id in self.rt.cell_decls or (scope.dynamic and obj.id in self.env):
             return False
         return not (self.cell is not None and obj.id in self.cell.slot_decls)
 

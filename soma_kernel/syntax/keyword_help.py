@@ -23,7 +23,8 @@ KEYWORD_HELP: dict[str, str] = {
               "in a skeleton agent followed by its frame (calls, writes, reads, moves)",
     "tool": "tool name(p: T) -> R \"description\" — in an agent's face: a handler the model may call from think() "
             "(offered with a JSON schema; `tools_allowed` narrows it); `mock think tool name(p: v)` scripts such a call",
-    "promise": "promise all_persistent / promise \"text\" — a face promise: checked when structural, else a note",
+    "promise": "promise all_persistent / promise \"text\" — a face promise: part of the contract describe "
+               "lists; soma-kernel does not check it",
     "memory": "memory { slot: Map<K, V> [persistent]  invariant expr } — a cell's state",
     "invariant": "invariant expr — in memory { }: checked before each write to the slots it names (every slot "
                  "when it names none: set, index write, push; delete when it reads size), with the slot's name bound to the value being written; "
