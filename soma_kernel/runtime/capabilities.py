@@ -3,8 +3,8 @@
 `tool fetch(q: String) [capability: "https://api.example.com/*"] "…"` limits
 the handler `fetch`, and everything it calls, while the model's tool call
 runs: the file builtins (`read_file`, `write_file`, `read_csv`, `write_csv`)
-and any URL a builtin is asked to reach must fall inside one of the clause's
-scopes, else the call fails with kind `capability` — which goes back to the
+and the URLs of the HTTP builtins (`http_get` …, and each redirect they
+follow) must fall inside one of the clause's scopes, else the call fails with kind `capability` — which goes back to the
 model as `tool error: capability: …`. A tool without a clause is not limited
 (the reference's rule), and code outside a tool call never is.
 

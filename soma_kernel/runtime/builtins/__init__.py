@@ -16,8 +16,8 @@ import importlib
 from . import context, registry  # context registers the builtins that need the program on import
 from .registry import Builtin, BuiltinCall, argument_error, arity_error, arity_text, builtin, takes
 
-GROUPS = ("collections", "crypto", "csv", "dates", "io", "jsonlib", "lambdas", "linalg", "math", "pipeline",
-          "risk", "strings", "types", "web")
+GROUPS = ("collections", "crypto", "csv", "dates", "http", "io", "jsonlib", "lambdas", "linalg", "math",
+          "pipeline", "risk", "strings", "types", "web")
 
 __all__ = ["BUILTINS", "Builtin", "BuiltinCall", "builtin", "builtin_entry", "call_builtin", "arity_error",
            "arity_text", "argument_error", "takes", "context", "registry", *GROUPS]
