@@ -404,12 +404,17 @@ def test_question_mark_knows_every_keyword_of_the_keyword_table(session):
     from soma_kernel.syntax.keyword_help import KEYWORD_HELP
     from soma_kernel.syntax.keywords import KEYWORDS
 
-    assert set(KEYWORD_HELP) == set(KEYWORDS)
-    for word in KEYWORDS:
-        result = session.execute(f"?{word}")
-        assert result.ok, (word, result.error)
-        assert KEYWORD_HELP[word] in result.displays[0]["text/plain"]
-        assert word in KEYWORD_HELP[word]
+    from soma_kernel.syntax.keyword_help import SLOT_PROPERTY_HELP, TYPE_HELP
+    from soma_kernel.syntax.keywords import SLOT_PROPERTIES, TYPES
+
+    assert (set(KEYWORD_HELP), set(TYPE_HELP), set(SLOT_PROPERTY_HELP)) == (set(KEYWORDS), set(TYPES),
+                                                                          set(SLOT_PROPERTIES))
+    for table in (KEYWORD_HELP, TYPE_HELP, SLOT_PROPERTY_HELP):
+        for word, text in table.items():
+            result = session.execute(f"?{word}")
+            assert result.ok, (word, result.error)
+            assert text in result.displays[0]["text/plain"]
+            assert word in text
 
 
 def test_question_mark_says_the_truth_about_invariants_and_lists_horde_options(session):

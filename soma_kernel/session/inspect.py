@@ -14,7 +14,7 @@ from typing import Optional
 from ..runtime.builtins import BUILTINS
 from ..runtime.values import display, type_of
 from ..syntax import ast
-from ..syntax.keyword_help import KEYWORD_HELP
+from ..syntax.keyword_help import KEYWORD_HELP, SLOT_PROPERTY_HELP, TYPE_HELP
 from ..syntax.machines import build_model
 
 NAME_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?")
@@ -184,7 +184,7 @@ def _name_help(session, name: str, cells: dict) -> list[Optional[str]]:
         value = session.variables[name]
         texts.append(f"{name}: {type_of(value)} = {display(value)}")
     texts.append(builtin_help(name))
-    texts.append(KEYWORD_HELP.get(name))
+    texts.append(KEYWORD_HELP.get(name) or TYPE_HELP.get(name) or SLOT_PROPERTY_HELP.get(name))
     texts.append(_magic_help(session, name))
     return texts
 

@@ -1,7 +1,8 @@
 """What each keyword means, in one line: what `?word` shows in a notebook.
 
 `KEYWORD_HELP` has exactly the words of the keyword table (`keywords.KEYWORDS`, itself held equal to the
-grammar's word literals by a test), so a keyword added to the grammar without its help fails the tests.
+grammar's word literals by a test), so a keyword added to the grammar without its help fails the tests;
+`TYPE_HELP` and `SLOT_PROPERTY_HELP` cover that module's `TYPES` and `SLOT_PROPERTIES` the same way.
 Each line says what the implementation does, the form first.
 """
 
@@ -86,4 +87,30 @@ KEYWORD_HELP: dict[str, str] = {
     # literal words
     "true": "true — the Bool literal",
     "false": "false — the Bool literal",
+}
+
+TYPE_HELP: dict[str, str] = {
+    "Int": "Int — a whole number (exact, any size); a whole Float is not an Int",
+    "Float": "Float — a floating-point number; an Int written into a Float slot or field becomes a Float",
+    "String": "String — text; \"…{expr}…\" interpolates, \"\"\"…\"\"\" spans lines",
+    "Bool": "Bool — true or false; conditions must be Bools (() counts as false)",
+    "List": "List<T> — an ordered list; a List slot checks each element written against T",
+    "Map": "Map<K, V> — keys to values (a slot's keys are text: 1 and \"1\" are one key); also takes records, "
+           "variants and ()",
+    "Any": "Any — a parameter or field that takes any value",
+    "Unit": "Unit — the type of (), the empty value",
+}
+
+SLOT_PROPERTY_HELP: dict[str, str] = {
+    "persistent": "slot: Map<K, V> [persistent] — kept in .soma_data/<program>.sqlite by soma-kernel run and by a "
+                  "notebook bound with %store; under soma test every slot starts empty",
+    "ephemeral": "slot: Map<K, V> [ephemeral] — the default: the slot starts empty on every run",
+    "capacity": "slot: Map<K, V> [capacity(n)] — a declared size: soma check reads it for contradictions; "
+                "soma-kernel does not enforce it",
+    "ttl": "slot: Map<K, V> [ttl(30d)] — a declared time to live: soma check refuses a ttl shorter than retain; "
+           "soma-kernel does not expire entries",
+    "consistency": "slot: Map<K, V> [consistent | eventual | local] — a declared consistency mode (one at most); "
+                   "soma-kernel runs one process, where all three are the same",
+    "native": "on f(x: Int) [native] { … } — an annotation the reference compiles natively; soma-kernel "
+              "interprets the handler like any other",
 }
