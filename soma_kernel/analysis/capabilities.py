@@ -8,7 +8,6 @@ runtime.capabilities.parse_clause (the runtime's own reading).
 
 from __future__ import annotations
 
-from ..runtime.capabilities import ClauseError, parse_clause
 from .context import ProgramIndex, Reporter
 
 
@@ -19,6 +18,8 @@ def check(index: ProgramIndex, report: Reporter, project: object) -> None:
         for tool in face.tools if face is not None else ():
             if tool.capability is None:
                 continue
+            from ..runtime.capabilities import ClauseError, parse_clause  # lazy: few programs declare a clause
+
             try:
                 parse_clause(tool.capability, tool=tool.name)
             except ClauseError as err:

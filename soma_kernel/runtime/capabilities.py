@@ -32,7 +32,6 @@ import contextvars
 import os
 import posixpath
 from typing import Iterator, Optional
-from urllib.parse import unquote, urlsplit
 
 from ..core.diagnostics import SomaError
 from ..core.records import Record
@@ -104,6 +103,8 @@ def parse_scope(word: str, base_dir: str = "."):
 
 def _url_scope(pattern: str, word: str) -> UrlScope:
     """`https://host[:port]/path[*]` as a UrlScope."""
+    from urllib.parse import urlsplit  # lazy: check and verify import this module; most programs have no clause
+
     if "*" in pattern[:-1].replace("://*.", "://", 1):
         raise ClauseError(f"capability '{word}': '*' may only end the pattern (or start the host as '*.')")
     prefix = pattern.endswith("*")
@@ -194,6 +195,8 @@ def require_url(builtin: str, url: str) -> None:
 
 def url_allowed(url: str, scope: UrlScope) -> bool:
     """True when `url` falls inside `scope` (scheme, host, port, then path after decoding)."""
+    from urllib.parse import unquote, urlsplit  # lazy: see _url_scope
+
     try:
         parts = urlsplit(url)
         port = parts.port
