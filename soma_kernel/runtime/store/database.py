@@ -9,9 +9,9 @@ folder) that cannot be written is opened read-only: it can be read, and a
 write is refused with an error (a WAL-mode file in a read-only folder is
 read as an immutable snapshot: nobody can write it there). `close()`
 checkpoints the WAL, so once the last connection closes no `-wal` or `-shm`
-file is left beside the store and the `.sqlite` file alone holds everything. Every SQLite failure becomes a SomaError of kind `store` that
-names the file; the file itself is never rewritten or removed to get past
-an error.
+file is left beside the store and the `.sqlite` file alone holds everything.
+Every SQLite failure becomes a SomaError of kind `store` that names the
+file; the file itself is never rewritten or removed to get past an error.
 """
 
 from __future__ import annotations
