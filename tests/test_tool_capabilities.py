@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -174,3 +175,38 @@ def test_the_notebook_refuses_the_unenforceable_clause_when_the_cell_runs():
     assert result.error.splitlines()[0] == (
         "error: cell[1]:3:9: tool 'fetch': capability 'db:read' has no form this runtime can enforce — use a URL "
         "pattern (https://host/path*), net:host, net:*, fs:read:PATH or fs:write:PATH")
+
+
+HORDE_DESK = '''cell agent Desk {
+    face {
+        tool fan(path: String) -> String [capability: "https://api.example.com/*"] "Read in a horde"
+        signal ask(q: String) -> String
+    }
+    memory {
+        got: List<String>
+        failed: List<String>
+    }
+    on fan(path: String) {
+        return horde(Desk.peek, [path, path], map("concurrency", CONCURRENCY, "on_result", "_keep",
+                                                  "on_error", "_oops"))
+    }
+    on peek(path: String) { return read_file(path) }
+    on _keep(value: Any) { got.push("{value}") }
+    on _oops(path: Any, error: Map) { failed.push("{error.kind}: {error.detail}") }
+    on seen() { return [got, failed] }
+    on ask(q: String) { return think(q) }
+}'''
+
+
+@pytest.mark.parametrize("concurrency", [1, 2])
+def test_a_horde_started_in_a_tool_call_keeps_the_tool_capability(tmp_path, concurrency):
+    (tmp_path / "secret.txt").write_text("the secret")
+    session = Session(directory=str(tmp_path))
+    assert session.execute(HORDE_DESK.replace("CONCURRENCY", str(concurrency))).ok, "defined"
+    ask_with_tool(session, f'fan(path: "{tmp_path}/secret.txt")')
+    got, failed = json.loads(session.execute("to_json(Desk.seen())").result["text/plain"])
+    assert got == [] and len(failed) == 2, failed
+    assert all(f.startswith(f'capability: read_file("{tmp_path}/secret.txt") reads a file outside') for f in failed)
+    assert session.execute(f'Desk.fan("{tmp_path}/secret.txt")').ok  # outside a tool call: not limited
+    got, _ = json.loads(session.execute("to_json(Desk.seen())").result["text/plain"])
+    assert got == ["the secret", "the secret"]

@@ -165,6 +165,18 @@ def tool_scope(tool_name: str, clause: Optional[str], base_dir: str) -> Iterator
         capability = parse_clause(clause, base_dir, tool_name)
     except ClauseError:
         capability = Capability(tool_name, clause, (), ())
+    with within(capability):
+        yield
+
+
+def current() -> Optional[Capability]:
+    """The capability limiting the running code (None: no tool call is running)."""
+    return _ACTIVE.get()
+
+
+@contextlib.contextmanager
+def within(capability: Optional[Capability]) -> Iterator[None]:
+    """Run the block under `capability` (a horde started in a tool call runs its tasks, on any thread, so)."""
     token = _ACTIVE.set(capability)
     try:
         yield

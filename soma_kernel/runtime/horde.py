@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..core.diagnostics import SomaError
+from . import capabilities
 from .values import display
 from .workers import View
 
@@ -120,6 +121,7 @@ class Horde:
     tokens: int = 0
     results: list = field(default_factory=list)
     budget: Optional[HordeBudget] = None  # its own budget_tokens, else its parent's, else none
+    capability: Optional[object] = None  # the tool capability in force where it was started (its tasks keep it)
 
     def status(self) -> dict:
         """The horde_status() Map (`tokens`: the budget's count, callbacks included, when there is one)."""
@@ -187,6 +189,7 @@ class Hordes:
         parent = self.rt.agent.horde_budget
         limit = options["budget_tokens"]
         horde.budget = HordeBudget(limit, parent) if limit is not None else parent
+        horde.capability = capabilities.current()
         self.by_id[horde.id] = horde
         self.pending.append(horde)
         self.rt.journal.record(lambda: self.forget(horde))
@@ -260,7 +263,9 @@ class Hordes:
         self.draining = True
         try:
             while self.pending:
-                self.run(self.pending.popleft())
+                horde = self.pending.popleft()
+                with capabilities.within(horde.capability):
+                    self.run(horde)
         except KeyboardInterrupt:
             while self.pending:
                 cancel_counts(self.pending.popleft())
@@ -312,6 +317,10 @@ class Hordes:
         ended = [threading.Event() for _ in horde.inputs]
 
         def job(worker) -> None:
+            with capabilities.within(horde.capability):  # a worker thread starts with no capability
+                run_tasks(worker)
+
+        def run_tasks(worker) -> None:
             for index, item in pending:
                 if self.out_of_budget(horde):
                     horde.cancelled += 1 + sum(1 for _ in pending)
