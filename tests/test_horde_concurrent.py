@@ -15,7 +15,7 @@ from horde_server import CrowdModel
 from soma_kernel.project.settings import parse_project_text
 from soma_kernel.runtime.agent import request_bound
 from soma_kernel.runtime.interpreter import Runtime
-from soma_kernel.runtime.llm.config import DEFAULT_SYSTEM
+from soma_kernel.runtime.agent import DEFAULT_SYSTEM
 from soma_kernel.syntax.parser import parse
 
 PROGRAM = """
