@@ -13,8 +13,9 @@ by pygls's client, as an editor drives it:
 The baseline is the median wall time of the `soma-kernel check FILE` command
 on the same file. Every figure is a median of `--repeat` runs. A last line
 compares, in this process and in CPU time (less disturbed by other load), the
-server's analysis of the large program with the parse and check it wraps. Programs are made from the refund seed: copies of its agent and
-sum type under new names (the test cell left out, so every copy checks clean).
+server's analysis of the large program with the parse and check it wraps.
+Programs are made from the refund seed: copies of its agent and sum type
+under new names (the test cell left out, so every copy checks clean).
 """
 
 from __future__ import annotations

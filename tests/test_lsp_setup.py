@@ -42,8 +42,8 @@ def test_the_spec_command_starts_a_server_that_answers_initialize():
     exit_body = '{"jsonrpc":"2.0","method":"exit"}'
     message += f"Content-Length: {len(exit_body)}\r\n\r\n{exit_body}"
     done = subprocess.run(command, input=message.encode(), capture_output=True, timeout=60)
-    reply = done.stdout.decode()
-    assert '"hoverProvider":true' in reply.replace(" ", "") and '"name":"soma-language-server"' in reply.replace(" ", "")
+    reply = done.stdout.decode().replace(" ", "")
+    assert '"hoverProvider":true' in reply and '"name":"soma-language-server"' in reply
 
 
 def test_the_kernel_and_the_other_commands_do_not_import_the_language_server():

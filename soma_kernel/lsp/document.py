@@ -83,7 +83,8 @@ def _live_definitions(items: list) -> list:
     """A notebook's definitions as the session holds them after a run from top to bottom: a later
     `cell`, `cell type`, `cell test` or `flesh` of the same name replaces the earlier one."""
     last = {definition_key(item): index for index, item in enumerate(items) if not isinstance(item, ast.Use)}
-    return [item for index, item in enumerate(items) if isinstance(item, ast.Use) or last[definition_key(item)] == index]
+    return [item for index, item in enumerate(items)
+            if isinstance(item, ast.Use) or last[definition_key(item)] == index]
 
 
 def _kept(diagnostics: list[Diagnostic], parsed: Parsed, code: str) -> list[Diagnostic]:

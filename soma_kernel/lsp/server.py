@@ -141,24 +141,29 @@ def build_server(debounce: float = DEFAULT_DEBOUNCE) -> SomaLanguageServer:
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: SomaLanguageServer, params: types.InitializeParams) -> None:
+        """The workspace folders, the debounce from initializationOptions, and the parser loaded ahead."""
         folders = params.workspace_folders or []
         roots = [uris.to_fs_path(f.uri) for f in folders] or [uris.to_fs_path(params.root_uri or "") or ""]
         ls.model.roots = [root for root in roots if root and os.path.isdir(root)]
         options = params.initialization_options or {}
         if isinstance(options, dict) and isinstance(options.get("debounce_ms"), (int, float)):
             ls.debounce = max(0.0, options["debounce_ms"] / 1000)
-        ls.worker.submit(analyse, "cell A {}", WARM_UP_URI, WARM_UP_URI, False)  # loads the parser before the first open
+        # load the parser (and the analyses' modules) before the first document opens
+        ls.worker.submit(analyse, "cell A {}", WARM_UP_URI, WARM_UP_URI, False)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: SomaLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+        """Analyse a newly opened document at once."""
         ls.schedule(params.text_document.uri, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: SomaLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+        """Analyse a changed document once the edits pause."""
         ls.schedule(params.text_document.uri, ls.debounce)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: SomaLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+        """Forget a closed document and clear its diagnostics."""
         uri = params.text_document.uri
         waiting = ls.pending.pop(uri, None)
         if waiting is not None:
@@ -168,6 +173,7 @@ def build_server(debounce: float = DEFAULT_DEBOUNCE) -> SomaLanguageServer:
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def on_hover(ls: SomaLanguageServer, params: types.HoverParams) -> Optional[types.Hover]:
+        """Markdown about the name under the cursor."""
         entry = await ls.entry(params.text_document.uri)
         lines = ls.lines(entry.analysis.source.text)
         found = hover(ls.model, entry, lines.offset(params.position))
@@ -179,12 +185,14 @@ def build_server(debounce: float = DEFAULT_DEBOUNCE) -> SomaLanguageServer:
 
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     async def on_definition(ls: SomaLanguageServer, params: types.DefinitionParams) -> list[types.Location]:
+        """Where the name under the cursor is declared."""
         entry = await ls.entry(params.text_document.uri)
         offset = ls.lines(entry.analysis.source.text).offset(params.position)
         return _locations(ls, navigation.definitions(ls.model, entry, offset))
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
     async def on_references(ls: SomaLanguageServer, params: types.ReferenceParams) -> list[types.Location]:
+        """Every occurrence of the name under the cursor."""
         entry = await ls.entry(params.text_document.uri)
         offset = ls.lines(entry.analysis.source.text).offset(params.position)
         found = navigation.references(ls.model, entry, offset, params.context.include_declaration)
@@ -193,6 +201,7 @@ def build_server(debounce: float = DEFAULT_DEBOUNCE) -> SomaLanguageServer:
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     async def on_document_symbol(ls: SomaLanguageServer,
                                  params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
+        """The document's declarations as a tree."""
         entry = await ls.entry(params.text_document.uri)
         lines = ls.lines(entry.analysis.source.text)
         return [_document_symbol(item, lines) for item in navigation.outline(entry)]
@@ -200,6 +209,7 @@ def build_server(debounce: float = DEFAULT_DEBOUNCE) -> SomaLanguageServer:
     @server.feature(types.WORKSPACE_SYMBOL)
     def on_workspace_symbol(ls: SomaLanguageServer,
                             params: types.WorkspaceSymbolParams) -> list[types.SymbolInformation]:
+        """The declarations of every known document matching the query."""
         found = []
         for entry, symbol in navigation.workspace_symbols(ls.model, params.query):
             lines = ls.lines(entry.analysis.source.text)
@@ -212,6 +222,7 @@ def build_server(debounce: float = DEFAULT_DEBOUNCE) -> SomaLanguageServer:
     @server.feature(types.TEXT_DOCUMENT_COMPLETION,
                     types.CompletionOptions(trigger_characters=[".", '"', "(", "%", ","]))
     async def on_completion(ls: SomaLanguageServer, params: types.CompletionParams) -> types.CompletionList:
+        """What may be written at the cursor."""
         entry = await ls.entry(params.text_document.uri)
         text = ls.workspace.get_text_document(params.text_document.uri).source
         lines = ls.lines(text)
@@ -228,6 +239,7 @@ def build_server(debounce: float = DEFAULT_DEBOUNCE) -> SomaLanguageServer:
                     types.SignatureHelpOptions(trigger_characters=["(", ","], retrigger_characters=[","]))
     async def on_signature_help(ls: SomaLanguageServer,
                                 params: types.SignatureHelpParams) -> Optional[types.SignatureHelp]:
+        """The signature of the call the cursor is in."""
         entry = await ls.entry(params.text_document.uri)
         text = ls.workspace.get_text_document(params.text_document.uri).source
         found = signature_at(entry.analysis, text, ls.lines(text).offset(params.position))
@@ -242,12 +254,14 @@ def build_server(debounce: float = DEFAULT_DEBOUNCE) -> SomaLanguageServer:
     @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL,
                     types.SemanticTokensLegend(token_types=TOKEN_TYPES, token_modifiers=TOKEN_MODIFIERS))
     async def on_semantic_tokens(ls: SomaLanguageServer, params: types.SemanticTokensParams) -> types.SemanticTokens:
+        """The whole document's tokens, coloured as the CodeMirror mode colours them."""
         entry = await ls.entry(params.text_document.uri)
         return types.SemanticTokens(data=encode(entry.analysis.tokens, ls.lines(entry.analysis.source.text)))
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
     async def on_code_action(ls: SomaLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        """The did-you-mean quick fixes of the diagnostics in the range."""
         entry = await ls.entry(params.text_document.uri)
         text = entry.analysis.source.text
         lines = ls.lines(text)

@@ -207,6 +207,7 @@ class SymbolIndex:
         declared: set[str] = set()
 
         def mention(state: str, start: int, end: int, node: ast.Node) -> int:
+            """Record a state's mention found from `start` (its first one declares it); where it ends."""
             key = ("state", cell, state)
             if state == "*" or state in declared:
                 found = self._use(key, state, start, end) if state != "*" else None

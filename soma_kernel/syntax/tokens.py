@@ -123,7 +123,8 @@ class _Lexer:
         """A string literal: text, escapes, `{{`/`}}`, and the code of its interpolations."""
         text, quote = self.text, '"""' if triple else '"'
         end = min(_string_end(text, self.position, triple), self.limit)
-        body_end = end - len(quote) if text.startswith(quote, end - len(quote)) and end - len(quote) > self.position else end
+        closed = end - len(quote) > self.position and text.startswith(quote, end - len(quote))
+        body_end = end - len(quote) if closed else end
         self._add("string", self.position + len(quote))
         while self.position < body_end:
             at = self.position
