@@ -23,6 +23,17 @@ def kind_of(name, *args):
     return err.value.kind
 
 
+def script_module(name: str):
+    """scripts/<name>.py of the repository, loaded as a module (the scripts are no package)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"soma_script_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @contextmanager
 def kernelspec_installed(prefix: str):
     """The soma kernelspec installed under `prefix`, found first through JUPYTER_PATH."""

@@ -3,7 +3,6 @@ sources, packaged as shared data, named as the kernel names its language, and se
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -13,6 +12,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from helpers import script_module
 
 from soma_kernel.kernel.kernel import LANGUAGE_INFO
 
@@ -23,10 +23,7 @@ PREBUILT = EXTENSION / "prebuilt"
 
 def _helpers():
     """scripts/labextension.py as a module."""
-    spec = importlib.util.spec_from_file_location("labextension_helpers", REPO / "scripts" / "labextension.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script_module("labextension")
 
 
 def test_generated_keyword_file_is_current():

@@ -18,10 +18,12 @@ import re
 import subprocess
 import sys
 import tarfile
+import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
+from helpers import script_module
 
 REPO = Path(__file__).resolve().parents[1]
 EXTENSION = REPO / "labextension"
@@ -172,28 +174,17 @@ def test_the_readme_image_is_an_absolute_link_to_a_file_of_the_repository():
         assert (REPO / link[len(prefix):]).is_file(), link
 
 
-def _floor_module():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("floor", REPO / "scripts" / "floor.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_floor_environment_pins_every_runtime_dependency_to_its_lower_bound():
-    floor = _floor_module()
+    floor = script_module("floor")
     pins = dict(line.split("==") for line in floor.floor_constraints())
     assert {"ipykernel": "6.29", "jupyter_client": "8", "ipywidgets": "8.1", "lark": "1.1.9"}.items() <= pins.items()
     assert pins["graphviz-pure"] == "0.2.2"
-    import tomllib
-
     declared = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
     assert len(pins) == len(declared) - 1  # all but soma-jupyterlab, installed from labextension/
 
 
 def test_a_dependency_without_a_lower_bound_has_no_floor_to_test():
-    floor = _floor_module()
+    floor = script_module("floor")
     assert floor.floor_pin("graphviz-pure>=0.2.2,<0.3") == "graphviz-pure==0.2.2"
     assert floor.floor_pin("lark[regex] == 1.1.9 ; python_version >= '3.11'") == "lark==1.1.9"
     assert floor.floor_pin("pytest~=8.1") == "pytest==8.1"
