@@ -114,3 +114,13 @@ def test_install_user_inside_a_venv_warns_that_the_venvs_own_spec_wins(tmp_path,
     monkeypatch.setattr(jupyter_core.paths, "prefer_environment_over_user", lambda: False)  # not a venv
     assert main(["install", "--user"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_uninstall_refuses_a_name_that_is_a_path_and_removes_nothing(tmp_path, capsys):
+    assert main(["install", "--prefix", str(tmp_path)]) == 0
+    capsys.readouterr()
+    for name in ("..", ".", "../kernels", "soma/..", ""):
+        assert main(["uninstall", "--prefix", str(tmp_path), "--name", name]) == 2
+        assert capsys.readouterr().err == f"soma-kernel uninstall: {name!r} is no kernel name (letters, digits, " \
+                                          "'.', '_' and '-')\n"
+    assert (tmp_path / "share" / "jupyter" / "kernels" / "soma" / "kernel.json").is_file()

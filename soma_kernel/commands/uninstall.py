@@ -5,13 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..kernel.install import KERNEL_NAME, spec_dir, uninstall
+from ..kernel.install import KERNEL_NAME, spec_dir, uninstall, valid_name
 
 
 def run(args: argparse.Namespace) -> int:
     """Remove the kernelspec from the place `install` with the same options writes; 1 if none was there."""
     prefix = args.prefix if args.prefix else (None if args.user else sys.prefix)
-    name = args.name or KERNEL_NAME
+    name = KERNEL_NAME if args.name is None else args.name
+    if not valid_name(name):
+        print(f"soma-kernel uninstall: {name!r} is no kernel name (letters, digits, '.', '_' and '-')",
+              file=sys.stderr)
+        return 2
     removed = uninstall(user=args.user, prefix=prefix, name=name)
     if removed is not None:
         print(f"removed kernelspec {name} from {removed}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import struct
 import sys
@@ -22,6 +23,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_core import paths as jupyter_paths
 
 KERNEL_NAME = "soma"
+KERNEL_NAME_RULE = re.compile(r"^[a-z0-9._\-]+$", re.IGNORECASE)  # jupyter_client's rule for kernel names
 
 KERNEL_SPEC = {
     "argv": ["python", "-m", "soma_kernel.kernel", "-f", "{connection_file}"],
@@ -93,8 +95,15 @@ def spec_dir(user: bool = False, prefix: str | None = None, name: str = KERNEL_N
     return os.path.join(root, "kernels", name)
 
 
+def valid_name(name: str) -> bool:
+    """A kernel name Jupyter accepts (letters, digits, `.`, `_`, `-`), and a folder name: not `.` or `..`."""
+    return bool(KERNEL_NAME_RULE.match(name)) and name.strip(".") != ""
+
+
 def uninstall(user: bool = False, prefix: str | None = None, name: str = KERNEL_NAME) -> str | None:
     """Remove the kernelspec `install(user, prefix, name)` would write; its folder, or None if none was there."""
+    if not valid_name(name):
+        raise ValueError(f"{name!r} is no kernel name (letters, digits, '.', '_' and '-')")
     folder = spec_dir(user, prefix, name)
     if not os.path.isfile(os.path.join(folder, "kernel.json")):
         return None
