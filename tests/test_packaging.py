@@ -191,3 +191,15 @@ def test_a_dependency_without_a_lower_bound_has_no_floor_to_test():
     for unbounded in ("pytest", "pytest<9", "pytest!=8.0"):
         with pytest.raises(ValueError, match="has no lower bound"):
             floor.floor_pin(unbounded)
+
+
+def test_the_extension_sdist_builds_the_same_wheel_away_from_the_repository(tmp_path, extension_wheel):
+    """Built from its sdist (no scripts/ beside it, no Node), soma-jupyterlab packages the prebuilt/ it carries."""
+    sdist = _build(EXTENSION, "sdist", tmp_path / "sdist")
+    with tarfile.open(sdist) as archive:
+        archive.extractall(tmp_path / "unpacked", filter="data")
+    (source,) = (tmp_path / "unpacked").iterdir()
+    assert (source / "LICENSE").read_text(encoding="utf-8") == (REPO / "LICENSE").read_text(encoding="utf-8")
+    rebuilt = _build(source, "wheel", tmp_path / "wheel")
+    with zipfile.ZipFile(rebuilt) as again, zipfile.ZipFile(extension_wheel) as first:
+        assert {i.filename: i.CRC for i in again.infolist()} == {i.filename: i.CRC for i in first.infolist()}
