@@ -98,3 +98,17 @@ def test_without_a_file_history_is_this_session_only():
     history.record(1, "a")
     history.record(2, "b")
     assert history.tail(1) == [(0, 2, "b")] and history.range(-1) == []
+
+
+def test_the_file_can_be_closed_from_another_thread(tmp_path, capfd):
+    """The kernel closes the history from its control thread at shutdown; the shell thread wrote to it."""
+    import threading
+
+    history = History(str(tmp_path / "history.sqlite"))
+    history.record(1, "1 + 1")
+    closer = threading.Thread(target=history.close)
+    closer.start()
+    closer.join()
+    assert history._db is None and "not usable" not in capfd.readouterr().err
+    again = History(str(tmp_path / "history.sqlite"))
+    assert [code for _, _, code in again.tail(5)] == ["1 + 1"]

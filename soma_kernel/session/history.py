@@ -117,7 +117,8 @@ class History:
         import sqlite3  # lazy: only a kernel with history on opens the file, at its first cell
 
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=2.0)
+        # the kernel closes it from its control thread at shutdown; the shell thread alone writes
+        db = sqlite3.connect(self.path, timeout=2.0, check_same_thread=False)
         try:
             with db:
                 db.executescript(SCHEMA)
