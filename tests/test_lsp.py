@@ -321,6 +321,52 @@ async def test_definition_and_references_across_the_cell_files_of_a_folder(clien
         [(uri, 2), (uri, 3), (orders_uri, 7)])
 
 
+def applied(text: str, edits) -> str:
+    """`text` with LSP text edits applied (ASCII text: characters are units)."""
+    lines = text.split("\n")
+    offsets = [sum(len(line) + 1 for line in lines[:number]) for number in range(len(lines))]
+    ordered = sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True)
+    for edit in ordered:
+        start = offsets[edit.range.start.line] + edit.range.start.character
+        end = offsets[edit.range.end.line] + edit.range.end.character
+        text = text[:start] + edit.new_text + text[end:]
+    return text
+
+
+async def test_rename_reaches_every_occurrence_across_the_folder_and_refuses_bad_names(client, tmp_path):
+    (tmp_path / "orders.cell").write_text(ORDERS)
+    caller = 'cell Shop {\n    on buy() {\n        Orders.place("a", 3)\n        return Orders.total()\n    }\n}\n'
+    uri = (tmp_path / "shop.cell").as_uri()
+    await open_document(client, uri, caller)
+    where = position_of(caller, "place", 2)
+    prepared = await client.text_document_prepare_rename_async(t.PrepareRenameParams(
+        text_document=doc(uri), position=where))
+    assert (prepared.start, prepared.end) == (position_of(caller, "place"), position_of(caller, '("a"'))
+    edit = await client.text_document_rename_async(t.RenameParams(
+        text_document=doc(uri), position=where, new_name="order"))
+    orders_uri = (tmp_path / "orders.cell").as_uri()
+    assert applied(caller, edit.changes[uri]) == caller.replace("place", "order")
+    assert applied(ORDERS, edit.changes[orders_uri]) == ORDERS.replace("place(", "order(")
+    with pytest.raises(Exception, match="capital"):
+        await client.text_document_rename_async(t.RenameParams(
+            text_document=doc(uri), position=where, new_name="Order"))
+    with pytest.raises(Exception, match="not a name"):
+        await client.text_document_rename_async(t.RenameParams(
+            text_document=doc(uri), position=where, new_name="let"))
+    builtin = await client.text_document_prepare_rename_async(t.PrepareRenameParams(
+        text_document=doc(orders_uri), position=position_of(ORDERS, "sum(")))
+    assert builtin is None
+
+
+async def test_highlights_mark_the_declaration_as_a_write(client, tmp_path):
+    uri = (tmp_path / "highlight.cell").as_uri()
+    await open_document(client, uri, ORDERS)
+    found = await client.text_document_document_highlight_async(t.DocumentHighlightParams(
+        text_document=doc(uri), position=position_of(ORDERS, '"paid"', 2)))
+    assert [(h.range.start.line, h.kind) for h in found] == [
+        (18, t.DocumentHighlightKind.Write), (23, t.DocumentHighlightKind.Read)]
+
+
 async def test_references_of_a_slot_and_a_state_within_a_file(client, tmp_path):
     uri = (tmp_path / "refs.cell").as_uri()
     await open_document(client, uri, ORDERS)

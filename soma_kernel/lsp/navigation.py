@@ -1,4 +1,5 @@
-"""Go to definition, find references, document symbols and workspace symbols, as (document, offsets) answers.
+"""Go to definition, find references, rename, document symbols and workspace symbols, as (document, offsets)
+answers.
 
 Definition looks in the document first and then in the other `.cell` files
 of its folder; references gather every occurrence in both. A symbol's
@@ -9,7 +10,10 @@ its variants; a test cell its helper handlers.
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple, Optional
+
+from ..syntax.keywords import KEYWORDS
 
 from .symbols import Key, Place, Symbol
 from .workspace import Entry, Workspace
@@ -56,6 +60,26 @@ def references(workspace: Workspace, entry: Entry, offset: int, with_declaration
         found.extend(Found(document, p.start, p.end) for p in document.symbols.occurrences(place.key)
                      if with_declarations or not p.declares)
     return found
+
+
+RENAMABLE = ("cell", "handler", "slot", "machine", "state", "type", "variant", "test")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def renamable(entry: Entry, offset: int) -> Optional[Place]:
+    """The occurrence under the cursor when its name can be renamed (not a builtin nor a soma.toml model)."""
+    place = place_at(entry, offset)
+    return place if place is not None and place.key[0] in RENAMABLE else None
+
+
+def rename_problem(place: Place, new_name: str) -> Optional[str]:
+    """Why `new_name` cannot replace the name at `place` (None when it can)."""
+    if not _NAME.fullmatch(new_name) or new_name in KEYWORDS:
+        return f"'{new_name}' is not a name Soma accepts here (a keyword, or not a word)"
+    capitalised = place.key[0] in ("cell", "type", "variant", "test")
+    if new_name[0].isupper() != capitalised:
+        return f"a {place.key[0]} name {'starts' if capitalised else 'does not start'} with a capital letter"
+    return None
 
 
 class Outline(NamedTuple):

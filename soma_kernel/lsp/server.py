@@ -24,6 +24,7 @@ from typing import Optional
 
 from lsprotocol import types
 from pygls import uris
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
@@ -197,6 +198,45 @@ def build_server(debounce: float = DEFAULT_DEBOUNCE) -> SomaLanguageServer:
         offset = ls.lines(entry.analysis.source.text).offset(params.position)
         found = navigation.references(ls.model, entry, offset, params.context.include_declaration)
         return _locations(ls, found)
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
+    async def on_highlight(ls: SomaLanguageServer,
+                           params: types.DocumentHighlightParams) -> list[types.DocumentHighlight]:
+        """The occurrences in this document of the name under the cursor (declarations as writes)."""
+        entry = await ls.entry(params.text_document.uri)
+        lines = ls.lines(entry.analysis.source.text)
+        place = navigation.place_at(entry, lines.offset(params.position))
+        if place is None:
+            return []
+        return [types.DocumentHighlight(range=lines.range(p.start, p.end), kind=types.DocumentHighlightKind.Write
+                                        if p.declares else types.DocumentHighlightKind.Read)
+                for p in entry.symbols.occurrences(place.key)]
+
+    @server.feature(types.TEXT_DOCUMENT_PREPARE_RENAME)
+    async def on_prepare_rename(ls: SomaLanguageServer, params: types.PrepareRenameParams) -> Optional[types.Range]:
+        """The name under the cursor when it can be renamed."""
+        entry = await ls.entry(params.text_document.uri)
+        lines = ls.lines(entry.analysis.source.text)
+        place = navigation.renamable(entry, lines.offset(params.position))
+        return None if place is None else lines.range(place.start, place.end)
+
+    @server.feature(types.TEXT_DOCUMENT_RENAME, types.RenameOptions(prepare_provider=True))
+    async def on_rename(ls: SomaLanguageServer, params: types.RenameParams) -> Optional[types.WorkspaceEdit]:
+        """Every occurrence of the name, in this document and its folder's other files, renamed."""
+        entry = await ls.entry(params.text_document.uri)
+        offset = ls.lines(entry.analysis.source.text).offset(params.position)
+        place = navigation.renamable(entry, offset)
+        if place is None:
+            return None
+        problem = navigation.rename_problem(place, params.new_name)
+        if problem is not None:
+            raise JsonRpcInvalidParams(problem)
+        changes: dict[str, list[types.TextEdit]] = {}
+        for found in navigation.references(ls.model, entry, offset, True):
+            lines = ls.lines(found.entry.analysis.source.text)
+            changes.setdefault(found.entry.uri, []).append(
+                types.TextEdit(range=lines.range(found.start, found.end), new_text=params.new_name))
+        return types.WorkspaceEdit(changes=changes)
 
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     async def on_document_symbol(ls: SomaLanguageServer,
