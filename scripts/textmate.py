@@ -6,11 +6,12 @@
 
 The scopes follow what the CodeMirror mode colours (syntax/tokens.py reads
 the same way): each keyword kind of soma_kernel/syntax/keywords.py gets one
-scope, a handler's name after `on` is a function name, built-in types and
-builtins (the one registry) are `support`, other capitalised names types,
-`//` and nesting `/* */` comments, strings with escapes and `{…}`
-interpolations read as code, numbers and durations, `->` and the `*`
-wildcard. tests/test_textmate.py checks the file is current.
+scope, a handler's name after `on` is a function name, a call's name is a
+function call (builtins are not told apart, as in the CodeMirror mode, so the
+grammar depends on the keyword table alone), built-in types are `support`,
+other capitalised names types, `//` and nesting `/* */` comments, strings
+with escapes and `{…}` interpolations read as code, numbers and durations,
+`->` and the `*` wildcard. tests/test_textmate.py checks the file is current.
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ def _words(words) -> str:
 def grammar() -> dict:
     """The grammar as a JSON-ready dict."""
     sys.path.insert(0, str(REPO))
-    from soma_kernel.runtime.builtins import BUILTINS
     from soma_kernel.syntax.keywords import KEYWORDS, SLOT_PROPERTIES, TYPES
 
     keywords = [{"name": scope, "match": _words([w for w, k in KEYWORDS.items() if k == kind])}
@@ -94,10 +94,7 @@ def grammar() -> dict:
                 {"name": "support.type.soma", "match": _words(TYPES)},
                 {"name": "entity.name.type.soma", "match": r"\b[A-Z][A-Za-z0-9_]*\b"},
             ]},
-            "calls": {"patterns": [
-                {"name": "support.function.builtin.soma", "match": _words(BUILTINS) + r"(?=\s*\()"},
-                {"name": "entity.name.function.call.soma", "match": r"\b[a-z_][A-Za-z0-9_]*(?=\s*\()"},
-            ]},
+            "calls": {"name": "entity.name.function.call.soma", "match": r"\b[a-z_][A-Za-z0-9_]*(?=\s*\()"},
             "operators": {"patterns": [
                 {"name": "keyword.operator.wildcard.soma", "match": r"\*(?=\s*->)"},
                 {"name": "keyword.operator.arrow.soma", "match": r"->|=>|\|>"},
