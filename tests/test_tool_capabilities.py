@@ -144,7 +144,7 @@ def test_url_scopes_match_scheme_host_port_and_path_never_by_text_prefix(scope, 
 
 @pytest.mark.parametrize("clause", [
     "smtp:gmail.com", "db:read", "ftp://files.example.com/*", "https://api.*.com/x", "https://a.com/x*/y",
-    "fs:exec:/bin/", "fs:read:", "fs:read:/data/*.csv", "net:", "net:a.com/*", "", "https://user@a.com/*",
+    "fs:exec:/bin/", "fs:read:", "fs:read:/data/*.csv", "fs:read:data*", "fs:write:*", "net:", "net:a.com/*", "", "https://user@a.com/*",
     "https://a.com/x?q=1", "https://a.com/../x",
 ])
 def test_a_clause_the_runtime_cannot_enforce_is_refused(clause):
@@ -210,3 +210,30 @@ def test_a_horde_started_in_a_tool_call_keeps_the_tool_capability(tmp_path, conc
     assert session.execute(f'Desk.fan("{tmp_path}/secret.txt")').ok  # outside a tool call: not limited
     got, _ = json.loads(session.execute("to_json(Desk.seen())").result["text/plain"])
     assert got == ["the secret", "the secret"]
+
+
+NESTED = '''cell agent Desk {
+    face {
+        tool outer(q: String) -> String [capability: "https://api.example.com/*"] "Ask again"
+        tool inner(path: String) -> String [capability: "fs:read:/"] "Read any file"
+        signal ask(q: String) -> String
+    }
+    on outer(q: String) { return think(q) }
+    on inner(path: String) { return read_file(path) }
+    on ask(q: String) { return think(q) }
+}'''
+
+
+def test_a_tool_called_from_a_limited_tool_is_held_to_both(tmp_path):
+    (tmp_path / "secret.txt").write_text("the secret")
+    session = Session(directory=str(tmp_path))
+    assert session.execute(NESTED).ok
+    assert session.execute(f'mock think tool outer(q: "go on")\nmock think tool inner(path: "{tmp_path}/secret.txt")\n'
+                           'mock think "inner done"\nmock think "done"').ok
+    assert session.execute('ask("q")').result["text/plain"] == "done"
+    results = tool_results(session)
+    assert results[0].startswith(f'tool error: capability: read_file("{tmp_path}/secret.txt") reads a file outside '
+                                 "the capability of tool 'outer'")
+    assert results[1] == "inner done"
+    assert ask_with_tool(session, f'inner(path: "{tmp_path}/secret.txt")') == "done"  # called alone: no limit
+    assert tool_results(session)[-1] == "the secret"

@@ -73,7 +73,8 @@ class Capability(Record, frozen=True):
     files: tuple
 
 
-_ACTIVE: contextvars.ContextVar[Optional[Capability]] = contextvars.ContextVar("soma_capability", default=None)
+# The capabilities in force: one per tool call running inside another (each must allow an access).
+_ACTIVE: contextvars.ContextVar[tuple] = contextvars.ContextVar("soma_capabilities", default=())
 
 
 def parse_clause(text: str, base_dir: str = ".", tool: str = "") -> Capability:
@@ -144,7 +145,7 @@ def _file_scope(word: str, base_dir: str) -> FileScope:
     if mode not in FILE_MODES or not path:
         raise ClauseError(f"capability '{word}': write fs:read:PATH or fs:write:PATH (PATH/ for a whole folder)")
     folder = path.endswith("/") or path.endswith("/*")
-    bare = path[:-1] if path.endswith("*") else path
+    bare = path[:-1] if folder and path.endswith("*") else path
     if "*" in bare:
         raise ClauseError(f"capability '{word}': '*' may only end a folder (fs:read:data/*)")
     full = os.path.realpath(os.path.join(base_dir, os.path.expanduser(bare)))
@@ -165,19 +166,19 @@ def tool_scope(tool_name: str, clause: Optional[str], base_dir: str) -> Iterator
         capability = parse_clause(clause, base_dir, tool_name)
     except ClauseError:
         capability = Capability(tool_name, clause, (), ())
-    with within(capability):
+    with within(current() + (capability,)):  # a tool called from a tool's think() is held to both
         yield
 
 
-def current() -> Optional[Capability]:
-    """The capability limiting the running code (None: no tool call is running)."""
+def current() -> tuple:
+    """The capabilities limiting the running code, outermost first (empty: no limited tool call is running)."""
     return _ACTIVE.get()
 
 
 @contextlib.contextmanager
-def within(capability: Optional[Capability]) -> Iterator[None]:
-    """Run the block under `capability` (a horde started in a tool call runs its tasks, on any thread, so)."""
-    token = _ACTIVE.set(capability)
+def within(capabilities: tuple) -> Iterator[None]:
+    """Run the block under `capabilities` (a horde started in a tool call runs its tasks, on any thread, so)."""
+    token = _ACTIVE.set(capabilities)
     try:
         yield
     finally:
@@ -185,24 +186,21 @@ def within(capability: Optional[Capability]) -> Iterator[None]:
 
 
 def require_file(builtin: str, path: str, mode: str) -> None:
-    """Refuse (kind `capability`) `builtin` reading or writing `path` outside the running tool's clause."""
-    capability = _ACTIVE.get()
-    if capability is None:
+    """Refuse (kind `capability`) `builtin` reading or writing `path` outside a running tool's clause."""
+    active = _ACTIVE.get()
+    if not active:
         return
     full = os.path.realpath(path)
-    if any(scope.mode == mode and _under(full, scope) for scope in capability.files):
-        return
-    raise _denied(capability, f"{builtin}(\"{path}\") {'reads' if mode == 'read' else 'writes'} a file")
+    for capability in active:
+        if not any(scope.mode == mode and _under(full, scope) for scope in capability.files):
+            raise _denied(capability, f"{builtin}(\"{path}\") {'reads' if mode == 'read' else 'writes'} a file")
 
 
 def require_url(builtin: str, url: str) -> None:
-    """Refuse (kind `capability`) `builtin` reaching `url` outside the running tool's clause."""
-    capability = _ACTIVE.get()
-    if capability is None:
-        return
-    if any(url_allowed(url, scope) for scope in capability.urls):
-        return
-    raise _denied(capability, f"{builtin}(\"{url}\") reaches a URL")
+    """Refuse (kind `capability`) `builtin` reaching `url` outside a running tool's clause."""
+    for capability in _ACTIVE.get():
+        if not any(url_allowed(url, scope) for scope in capability.urls):
+            raise _denied(capability, f"{builtin}(\"{url}\") reaches a URL")
 
 
 def url_allowed(url: str, scope: UrlScope) -> bool:

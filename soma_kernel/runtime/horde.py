@@ -121,7 +121,7 @@ class Horde:
     tokens: int = 0
     results: list = field(default_factory=list)
     budget: Optional[HordeBudget] = None  # its own budget_tokens, else its parent's, else none
-    capability: Optional[object] = None  # the tool capability in force where it was started (its tasks keep it)
+    capabilities: tuple = ()  # the tool capabilities in force where it was started (its tasks keep them)
 
     def status(self) -> dict:
         """The horde_status() Map (`tokens`: the budget's count, callbacks included, when there is one)."""
@@ -189,7 +189,7 @@ class Hordes:
         parent = self.rt.agent.horde_budget
         limit = options["budget_tokens"]
         horde.budget = HordeBudget(limit, parent) if limit is not None else parent
-        horde.capability = capabilities.current()
+        horde.capabilities = capabilities.current()
         self.by_id[horde.id] = horde
         self.pending.append(horde)
         self.rt.journal.record(lambda: self.forget(horde))
@@ -264,7 +264,7 @@ class Hordes:
         try:
             while self.pending:
                 horde = self.pending.popleft()
-                with capabilities.within(horde.capability):
+                with capabilities.within(horde.capabilities):
                     self.run(horde)
         except KeyboardInterrupt:
             while self.pending:
@@ -317,7 +317,7 @@ class Hordes:
         ended = [threading.Event() for _ in horde.inputs]
 
         def job(worker) -> None:
-            with capabilities.within(horde.capability):  # a worker thread starts with no capability
+            with capabilities.within(horde.capabilities):  # a worker thread starts with no capability
                 run_tasks(worker)
 
         def run_tasks(worker) -> None:
