@@ -403,16 +403,25 @@ LSP_CELLS = [
 ]
 
 
+def _registered_language_servers() -> list[str]:
+    """The names of the installed `jupyter_lsp_spec_v1` entry points."""
+    from importlib.metadata import entry_points
+
+    return [point.name for point in entry_points(group="jupyter_lsp_spec_v1")]
+
+
 @pytest.fixture
 def lsp_server(tmp_path):
-    """A JupyterLab server whose jupyter-lsp knows the Soma language server (the spec the package's entry point
-    registers, also given as config so a stale installed copy of the metadata cannot hide it), with an unrun
-    Soma notebook."""
+    """A JupyterLab server whose jupyter-lsp knows the Soma language server, with an unrun Soma notebook.
+
+    jupyter-lsp finds the server through the package's entry point, as after `pip install`; only when the
+    installed metadata predates it (an editable install not reinstalled) is the same spec given as config.
+    """
     import json
 
     import nbformat
 
-    from soma_kernel.lsp.spec import spec
+    from soma_kernel.lsp.spec import SERVER_KEY, spec
 
     root = tmp_path / "root"
     root.mkdir()
@@ -422,8 +431,9 @@ def lsp_server(tmp_path):
     (root / "typo.cell").write_text(LSP_CELLS[0].replace("len(items)", "len(itms)"), encoding="utf-8")
     config = tmp_path / "config"
     config.mkdir()
-    (config / "jupyter_server_config.json").write_text(
-        json.dumps({"LanguageServerManager": {"language_servers": spec()}}))
+    if SERVER_KEY not in _registered_language_servers():
+        (config / "jupyter_server_config.json").write_text(
+            json.dumps({"LanguageServerManager": {"language_servers": spec()}}))
     os.environ["JUPYTER_CONFIG_DIR"], previous = str(config), os.environ.get("JUPYTER_CONFIG_DIR")
     try:
         yield from _serve(tmp_path, root)
