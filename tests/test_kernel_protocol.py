@@ -9,6 +9,7 @@ loop, display data, print() reaching its cell, widgets, history, completion.
 
 from __future__ import annotations
 
+import os
 import queue
 import tempfile
 import time
@@ -55,6 +56,26 @@ class TestSomaConformance(jupyter_kernel_test.KernelTests):
     code_inspect_sample = "print"
     code_stderr = '%reset\nthink("hello")'  # the echo-mock note goes to stderr (again after a reset)
     code_page_something = "??print"
+
+    @classmethod
+    def setUpClass(cls):
+        """Start the kernel with an input history of its own: the history checks expect only this kernel's inputs."""
+        cls._history = tempfile.TemporaryDirectory(prefix="soma-conformance-history-")
+        saved = os.environ.get("SOMA_KERNEL_HISTORY")
+        os.environ["SOMA_KERNEL_HISTORY"] = os.path.join(cls._history.name, "history.sqlite")
+        try:
+            super().setUpClass()
+        finally:
+            if saved is None:
+                os.environ.pop("SOMA_KERNEL_HISTORY")
+            else:
+                os.environ["SOMA_KERNEL_HISTORY"] = saved
+
+    @classmethod
+    def tearDownClass(cls):
+        """Stop the kernel, then drop its history."""
+        super().tearDownClass()
+        cls._history.cleanup()
 
     @pytest.mark.skip(reason="Soma has nothing that clears a cell's output: no builtin or magic sends clear_output")
     def test_clear_output(self):

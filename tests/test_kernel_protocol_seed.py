@@ -68,7 +68,7 @@ def test_refund_agent_explored_through_the_kernel(kernel):
     verify = cell(client, "%verify")[3][0]
     assert set(verify) == {"text/plain", "text/html"} and SVG_IMAGE in verify["text/html"]
     assert verify["text/plain"] == read(REFUND, "expected", "verify.txt").replace(
-        "Verifying refund_agent.cell...", "Verifying session.cell...")
+        "Verifying refund_agent.cell...", "Verifying session.cell...").replace("this file", "this session")
     report = cell(client, "%test")[3][0]
     assert report["text/html"].startswith('<div class="soma-report">') and report["text/plain"] == read(REFUND, "expected", "test.txt")
 
