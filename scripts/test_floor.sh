@@ -2,7 +2,7 @@
 # The lowest versions the pins allow, tested: a scratch virtual environment gets every runtime
 # dependency at its floor (scripts/floor.py: ipykernel, jupyter_client, ipywidgets, lark, …),
 # soma-jupyterlab from labextension/ and soma-kernel from this checkout; there the kernel
-# protocol tests, the provider tests and notebook 02 (widgets, diagrams) run.
+# protocol tests, the provider tests and notebook 02 (diagrams, reports) run.
 # Extra arguments go to pytest. .ci/run runs it after the main test command.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +25,7 @@ export JUPYTER_PATH="$scratch/venv/share/jupyter" JUPYTER_DATA_DIR="$scratch/jup
 # nor add to the user's (and the cache is built afresh by the floor's lark).
 export SOMA_KERNEL_HISTORY="$scratch/history.sqlite" XDG_CACHE_HOME="$scratch/cache"
 "$py" -m pytest --color=no -q -p no:cacheprovider \
-    tests/test_kernel_protocol.py tests/test_kernel_protocol_interrupt.py tests/test_kernel_protocol_seed.py \
+    tests/test_kernel_protocol.py tests/test_kernel_protocol_frontends.py tests/test_kernel_protocol_interrupt.py tests/test_kernel_protocol_seed.py \
     tests/test_kernel_protocol_spec.py tests/test_llm_providers.py \
     notebooks/02_refund_agent.ipynb --nbval --nbval-kernel-name soma \
     --nbval-sanitize-with notebooks/nbval-sanitize.cfg "$@"

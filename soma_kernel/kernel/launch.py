@@ -3,9 +3,15 @@
 
 from __future__ import annotations
 
-from ipykernel.kernelapp import IPKernelApp
+import os
 
-from .kernel import SomaKernel
+# ipykernel before 6.30 imports debugpy when it starts, and debugpy then warns on stderr that frozen modules
+# may make it miss breakpoints; Soma offers no debugger, so the check (and its four lines) is switched off.
+os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+
+from ipykernel.kernelapp import IPKernelApp  # noqa: E402 (after the variable debugpy reads at import)
+
+from .kernel import SomaKernel  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
