@@ -125,3 +125,12 @@ def test_a_10_mb_literal_costs_memory_in_proportion():
                           env=dict(os.environ, PYTHONPATH=ROOT), timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines() == ["10000000", "4000000"]
+
+
+def test_a_20000_term_int_chain_over_a_parameter_evaluates_in_a_handler():
+    """The generated code's Int analysis (intlocals.is_int_expr) walks the chain without recursion."""
+    session = Session()
+    defined = session.execute("cell A {\n    on f(x: Int) {\n        return " + chain("+", "x", 20_000)
+                              + " - x % 7\n    }\n}")
+    assert defined.ok, defined.error
+    assert session.execute("A.f(3)").result["text/plain"] == str(3 * 20_000 - 3)

@@ -76,20 +76,30 @@ def _note_binding(node, bindings: dict, refused: set, range_is_builtin: bool) ->
 
 
 def is_int_expr(node, ints) -> bool:
-    """True when `node` always evaluates to an Int, given that the names in `ints` hold Ints."""
-    if isinstance(node, ast.Literal):
-        return type(node.value) is int
-    if isinstance(node, ast.Name):
-        return node.id in ints
-    if isinstance(node, ast.Unary):
-        return node.op == "-" and is_int_expr(node.operand, ints)
-    if isinstance(node, ast.Binary):
-        if node.op in INT_ARITHMETIC:
-            return is_int_expr(node.left, ints) and is_int_expr(node.right, ints)
-        if node.op == "%":
-            positive = isinstance(node.right, ast.Literal) and type(node.right.value) is int and node.right.value > 0
-            return positive and is_int_expr(node.left, ints)
-    return False
+    """True when `node` always evaluates to an Int, given that the names in `ints` hold Ints.
+
+    Iterative: an operator chain of 100 000 terms is one expression here.
+    """
+    pending = [node]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Literal):
+            if type(node.value) is not int:
+                return False
+        elif isinstance(node, ast.Name):
+            if node.id not in ints:
+                return False
+        elif isinstance(node, ast.Unary) and node.op == "-":
+            pending.append(node.operand)
+        elif isinstance(node, ast.Binary) and node.op in INT_ARITHMETIC:
+            pending.append(node.right)
+            pending.append(node.left)
+        elif isinstance(node, ast.Binary) and node.op == "%" and isinstance(node.right, ast.Literal) \
+                and type(node.right.value) is int and node.right.value > 0:
+            pending.append(node.left)
+        else:
+            return False
+    return True
 
 
 def walk(root):
