@@ -87,7 +87,10 @@ def test_a_long_postfix_chain_is_a_clean_error_not_a_python_traceback(postfix):
     assert session.execute('let m = map("a", 1)').ok
     for where in ("cell", "handler"):
         text = "m" + postfix * 4000
-        answer = session.execute(text) if where == "cell" else handler_answer(session, 'let m = map("a", 1)\n' + "return " + text)
+        if where == "cell":
+            answer = session.execute(text)
+        else:
+            answer = handler_answer(session, 'let m = map("a", 1)\n' + "return " + text)
         assert answer.error_name == "SomaError", (where, answer.error)
         assert "stack_overflow: this code nests too deeply to compile" in answer.error_value
         assert "Traceback" not in answer.error
@@ -102,7 +105,8 @@ def test_escapes_and_braces_in_literals_read_as_before():
     }
     for raw, value in cases.items():
         assert _unescape(raw) == value, raw
-    program = parse('cell A {\n    on f() {\n        return "{{x}} \\\\{ \\u{263A}\\n" + """raw\\n {{ }}"""\n    }\n}\n')
+    program = parse('cell A {\n    on f() {\n        return "{{x}} \\\\{ \\u{263A}\\n" + """raw\\n {{ }}"""\n'
+                    '    }\n}\n')
     binary = program.items[0].handlers[0].body.stmts[0].value
     assert (binary.left.value, binary.right.value) == ("{x} \\{ \u263a\n", "raw\\n { }")
 

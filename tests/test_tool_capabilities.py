@@ -144,7 +144,8 @@ def test_url_scopes_match_scheme_host_port_and_path_never_by_text_prefix(scope, 
 
 @pytest.mark.parametrize("clause", [
     "smtp:gmail.com", "db:read", "ftp://files.example.com/*", "https://api.*.com/x", "https://a.com/x*/y",
-    "fs:exec:/bin/", "fs:read:", "fs:read:/data/*.csv", "fs:read:data*", "fs:write:*", "net:", "net:a.com/*", "", "https://user@a.com/*",
+    "fs:exec:/bin/", "fs:read:", "fs:read:/data/*.csv", "fs:read:data*", "fs:write:*", "net:", "net:a.com/*", "",
+    "https://user@a.com/*",
     "https://a.com/x?q=1", "https://a.com/../x",
 ])
 def test_a_clause_the_runtime_cannot_enforce_is_refused(clause):

@@ -109,7 +109,8 @@ def small_limit(monkeypatch):
 
     monkeypatch.setattr(limits, "MAX_VALUE_LENGTH", 100_000)
     monkeypatch.setattr(values, "MAX_VALUE_LENGTH", 100_000)
-DOUBLED = 'let l = [1]\nfor i in range(0, 40) { l = [l, l] }\nlet m = map("a", 1)\nfor i in range(0, 40) { m = map("x", m, "y", m) }'
+DOUBLED = ('let l = [1]\nfor i in range(0, 40) { l = [l, l] }\n'
+           'let m = map("a", 1)\nfor i in range(0, 40) { m = map("x", m, "y", m) }')
 
 
 @pytest.mark.parametrize("writing", ["to_string(l)", "to_json(m)", "print(l)", '"{m}"', "concat(l, 1)",

@@ -4,9 +4,12 @@
 the handler `fetch`, and everything it calls, while the model's tool call
 runs: the file builtins (`read_file`, `write_file`, `read_csv`, `write_csv`)
 and the URLs of the HTTP builtins (`http_get` …, and each redirect they
-follow) must fall inside one of the clause's scopes, else the call fails with kind `capability` — which goes back to the
-model as `tool error: capability: …`. A tool without a clause is not limited
-(the reference's rule), and code outside a tool call never is.
+follow) must fall inside one of the clause's scopes, else the call fails
+with kind `capability` — which goes back to the model as `tool error:
+capability: …`. A tool without a clause is not limited (the reference's
+rule), and code outside a tool call never is. A tool called from inside a
+limited tool's `think()`, and a horde a limited tool starts, stay held to
+the outer clause too.
 
 A clause holds one or more scopes separated by spaces:
 
@@ -78,7 +81,7 @@ _ACTIVE: contextvars.ContextVar[tuple] = contextvars.ContextVar("soma_capabiliti
 
 
 def parse_clause(text: str, base_dir: str = ".", tool: str = "") -> Capability:
-    """The Capability a clause's text grants (relative file paths taken from `base_dir`); ClauseError if unenforceable."""
+    """The Capability a clause's text grants (relative paths taken from `base_dir`); ClauseError if unenforceable."""
     words = text.split()
     if not words:
         raise ClauseError("an empty capability grants nothing — name the URLs or files the tool may reach")
