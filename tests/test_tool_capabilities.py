@@ -238,3 +238,18 @@ def test_a_tool_called_from_a_limited_tool_is_held_to_both(tmp_path):
     assert results[1] == "inner done"
     assert ask_with_tool(session, f'inner(path: "{tmp_path}/secret.txt")') == "done"  # called alone: no limit
     assert tool_results(session)[-1] == "the secret"
+
+
+def test_an_unenforceable_clause_met_without_check_allows_nothing(tmp_path):
+    """`soma-kernel run` skips check: there the runtime reads such a clause as granting nothing."""
+    from soma_kernel.core.diagnostics import SomaError
+    from soma_kernel.runtime.capabilities import require_file, require_url, tool_scope
+
+    (tmp_path / "a.txt").write_text("a")
+    with tool_scope("send", "smtp:gmail.com", str(tmp_path)):
+        for check in (lambda: require_file("read_file", str(tmp_path / "a.txt"), "read"),
+                      lambda: require_url("http_get", "https://gmail.com/")):
+            with pytest.raises(SomaError) as err:
+                check()
+            assert err.value.kind == "capability" and "tool 'send' (\"smtp:gmail.com\")" in err.value.detail
+    require_file("read_file", str(tmp_path / "a.txt"), "read")  # the scope ended with the block
