@@ -8,25 +8,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 
+import pytest
 from jupyter_client.manager import start_new_kernel
 
 from helpers import is_complete_reply, kernelspec_installed
 
-_PREFIX = tempfile.TemporaryDirectory(prefix="soma-kernelspec-")
-_INSTALLED = kernelspec_installed(_PREFIX.name)
 
-
-def setup_module(module):
-    """Install the kernelspec into a temporary prefix and let Jupyter find it there first."""
-    _INSTALLED.__enter__()
-
-
-def teardown_module(module):
-    """Restore JUPYTER_PATH and drop the temporary prefix."""
-    _INSTALLED.__exit__(None, None, None)
-    _PREFIX.cleanup()
+@pytest.fixture(scope="module", autouse=True)
+def soma_kernelspec(tmp_path_factory):
+    """The kernelspec installed into a temporary prefix that Jupyter finds first, for this module's kernels."""
+    with kernelspec_installed(str(tmp_path_factory.mktemp("kernelspec"))):
+        yield
 
 
 @contextlib.contextmanager
