@@ -123,3 +123,18 @@ def test_load_dev_zero_fails_fast_in_a_memory_capped_process(tmp_path):
         "UserError",
         "/dev/zero: larger than the 32 MiB read limit (set SOMA_MAX_FILE_BYTES to read bigger files)",
         "42"]
+
+
+def test_a_too_large_skill_file_is_noted_once_and_the_default_prompt_used(tmp_path, small_limit):
+    from soma_kernel.runtime.agent import DEFAULT_SYSTEM
+
+    (tmp_path / "style.md").write_text("Be terse.\n" * 200)
+    notes = []
+    session = Session(directory=str(tmp_path))
+    assert session.execute('cell agent Styled [skill: "style.md"] {\n    on ask(q: String) { return think(q) }\n}').ok
+    agent = session.runtime.agent
+    agent.note = notes.append
+    assert agent.system_prompt("Styled") == DEFAULT_SYSTEM
+    assert agent.system_prompt("Styled") == DEFAULT_SYSTEM
+    assert notes == ["[agent] skill file style.md: larger than the 1 KiB read limit (set SOMA_MAX_FILE_BYTES to read "
+                     "bigger files) — the default system prompt is used"]

@@ -54,6 +54,7 @@ class Agent:
         self.tool_ceiling: Optional[int] = None  # what a running tool's set_budget may not exceed
         self.horde_budget = None    # the running horde's budget_tokens (runtime.horde.HordeBudget), if any
         self._models = None         # runtime.llm.rounds.ModelClient, made on the first real call
+        self.unread_skills: set[str] = set()  # skill files already noted as unreadable
 
     # ------------------------------------------------------------ budget
 
@@ -298,14 +299,18 @@ class Agent:
                                 ScriptedModel(settings, self.mocks.think))
 
     def system_prompt(self, cell_name: Optional[str]) -> str:
-        """The cell's `skill:` file text (when readable), else the default system prompt."""
+        """The cell's `skill:` file text (when readable), else the default system prompt
+        (noted once per file on stderr: a missing, unreadable or too large skill file)."""
         skill = self.cell_options(cell_name).get("skill")
         if skill:
             path = skill if os.path.isabs(skill) else os.path.join(self.project_dir, skill)
             try:
                 return read_text_bounded(path)
-            except (OSError, UnicodeDecodeError):
-                pass
+            except (OSError, UnicodeDecodeError) as err:
+                if path not in self.unread_skills:
+                    self.unread_skills.add(path)
+                    reason = err.strerror if isinstance(err, OSError) and err.strerror else err
+                    self.note(f"[agent] skill file {skill}: {reason} — the default system prompt is used")
         return DEFAULT_SYSTEM
 
     def waiting(self):
