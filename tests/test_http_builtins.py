@@ -173,3 +173,17 @@ def test_soma_test_scripts_http_with_mocks(tmp_path):
                           text=True, env=dict(os.environ, PYTHONPATH=root), timeout=120)
     assert done.stdout == ('test T ...\n  ✓ assert get_it().a == 1\n  ✓ assert get_it().kind == "network"\n\n'
                            '2 tests: 2 passed, 0 failed\n'), done.stdout + done.stderr
+
+
+def test_horde_tasks_on_workers_fetch_while_others_run(server):
+    session = Session()
+    program = ('cell Crawler {\n    memory {\n        pages: List<String>\n    }\n'
+               '    on go(paths: List) { return horde(Crawler.page, paths, map("concurrency", 3, "apply", "_keep")) }\n'
+               f'    on page(path: String) {{ return http_get("{server}" + path) }}\n'
+               '    on _keep(text: Any) { pages.push(to_string(text)) }\n'
+               '    on seen() { return pages }\n}')
+    assert session.execute(program).ok
+    assert session.execute('Crawler.go(["/api/text", "/api/missing", "/admin", "/api/text"])').ok
+    pages = json.loads(session.execute("to_json(Crawler.seen())").result["text/plain"])
+    assert pages[0] == "hello" and pages[2:] == ["the admin page", "hello"]
+    assert json.loads(pages[1])["status"] == 404

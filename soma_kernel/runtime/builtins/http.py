@@ -17,6 +17,7 @@ request is made, the capability is still checked.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Optional
 
 from ...core.diagnostics import SomaError
@@ -94,8 +95,9 @@ def fetch(call, method: str, name: str, url: Any, body: Any, options: Optional[A
         headers.setdefault("Content-Type", "text/plain; charset=utf-8" if type(body) is str else "application/json")
     request = urllib.request.Request(url, data=data, method=method, headers=headers)
     opener = urllib.request.build_opener(_redirects_within_capability(name, urllib.request))
+    waiting = call.runtime.agent.waiting() if call.runtime is not None else contextlib.nullcontext()
     try:
-        with opener.open(request, timeout=timeout / 1000) as answer:
+        with waiting, opener.open(request, timeout=timeout / 1000) as answer:  # other horde workers run meanwhile
             text = _body(answer)
     except urllib.error.HTTPError as err:
         try:
