@@ -138,3 +138,13 @@ def test_a_20000_term_int_chain_over_a_parameter_evaluates_in_a_handler():
                               + " - x % 7\n    }\n}")
     assert defined.ok, defined.error
     assert session.execute("A.f(3)").result["text/plain"] == str(3 * 20_000 - 3)
+
+
+def test_thousands_of_nested_lambdas_are_a_clean_error():
+    session = Session()
+    lambdas = "".join(f"a{i} => " for i in range(3000)) + "1"
+    answer = session.execute("let f = " + lambdas)
+    assert answer.error_name == "SomaError"
+    assert answer.error_value == ("stack_overflow: this code nests too deeply to compile (thousands of chained calls, "
+                                  "fields, indexes or pipes, or nested lambdas) — split it with `let`")
+    assert session.execute("let g = a => b => a + b\nlet h = g(1)\nh(2)").result["text/plain"] == "3"

@@ -699,13 +699,14 @@ class Runtime:
 
 def compiled_within_stack(build: Callable[[], Callable], node: ast.Node) -> Callable:
     """`build()`, the compiled form of `node`; a clean kind `stack_overflow` error at `node` when
-    its code nests too deeply for the compiler's Python stack (a chain of thousands of calls,
-    fields, indexes or pipes: operator chains are compiled in a loop and never get here)."""
+    its code nests too deeply for the compiler's Python stack (thousands of chained calls,
+    fields, indexes or pipes, or nested lambdas: operator chains are compiled in a loop and
+    never get here)."""
     try:
         return build()
     except RecursionError:
-        raise SomaError("stack_overflow", "this code nests too deeply to compile (a chain of thousands of "
-                        "calls, fields, indexes or pipes) — split it with `let`", node.span,
+        raise SomaError("stack_overflow", "this code nests too deeply to compile (thousands of chained "
+                        "calls, fields, indexes or pipes, or nested lambdas) — split it with `let`", node.span,
                         catchable=False) from None
 
 
