@@ -10,7 +10,10 @@ function in the same run, so machine load mostly cancels in the ratio:
   checks, journals and writes the same way;
 - a 100 000-element list built with `xs = push(xs, i)` (the Python twin
   appends; the Soma list must not be copied on every round);
-- a map built from a 20 000-element list, and 10 000 top-level handler calls.
+- a map built from a 20 000-element list, and 10 000 top-level handler calls;
+- 300 000 calls of a handler writing a Map slot under an invariant, made from
+  another handler's loop (`put("k{i % 10}", i)`), against the plain Python a
+  programmer would write: a function call, the invariant's test, a dict write.
 
 Prints each best-of CPU time (the two sides timed in turn, so a change of
 load weighs on both) and the ratio Soma / Python (lower is better; the goal is
@@ -74,6 +77,16 @@ cell Bench {
         totals.set(key, amount)
         return amount
     }
+    on put(key: String, amount: Int) {
+        totals.set(key, amount)
+        return amount
+    }
+    on fill(n: Int) {
+        for i in range(0, n) {
+            put("k{i % 10}", i)
+        }
+        return n
+    }
 }
 """
 
@@ -82,6 +95,7 @@ SPIN_ROUNDS = 300_000
 NESTED_CALLS = 20_000
 PUSHES = 100_000
 TOP_LEVEL_CALLS = 10_000
+HANDLER_WRITES = 300_000
 
 
 def py_fib(n):
@@ -115,6 +129,21 @@ def py_build(items):
     for x in items:
         m[str(x % 97)] = x * 2
     return m
+
+
+def py_fill(n):
+    """Plain Python twin of the Soma fill loop: a call per round, the invariant tested, a dict written."""
+    totals = {}
+
+    def put(key, amount):
+        if not amount >= 0:
+            raise ValueError("invariant totals >= 0")
+        totals[key] = amount
+        return amount
+
+    for i in range(n):
+        put(f"k{i % 10}", i)
+    return n
 
 
 class PySlot:
@@ -193,6 +222,8 @@ def workloads(rt: Runtime):
         (f"push loop, {PUSHES // 1000}k", lambda: rt.call("grow", [PUSHES]), lambda: py_grow(PUSHES)),
         ("map from 20k list", lambda: rt.call("build", [items]), lambda: py_build(items)),
         (f"{TOP_LEVEL_CALLS} top-level calls", soma_calls, py_calls),
+        (f"{HANDLER_WRITES // 1000}k handler slot writes", lambda: rt.call("fill", [HANDLER_WRITES]),
+         lambda: py_fill(HANDLER_WRITES)),
     ]
 
 
@@ -200,7 +231,8 @@ def same_results(rt: Runtime) -> None:
     """Each Soma workload computes what its Python twin computes (checked once, small sizes)."""
     pairs = [(rt.call("fib", [15]), py_fib(15)), (rt.call("spin", [1000]), py_spin(1000)),
              (rt.call("grow", [1000]), py_grow(1000)),
-             (rt.call("build", [list(range(300))]), py_build(list(range(300))))]
+             (rt.call("build", [list(range(300))]), py_build(list(range(300)))),
+             (rt.call("fill", [1000]), py_fill(1000))]
     for soma, python in pairs:
         if soma != python:
             raise SystemExit(f"bench workloads disagree: {soma!r} != {python!r}")

@@ -19,12 +19,12 @@ from . import ops
 from .builtins.collections import range_object
 from .compiler import (SLOW_OPS, Compiler, ControlSignal, Scope, get_field, get_index, is_int_literal,
                        iterate, raise_at)
-from .intlocals import int_locals, is_int_expr
+from .intlocals import int_locals, is_int_expr, walk as walk_nodes
 from .limits import MAX_VALUE_LENGTH, interpolated
 from .inplace import (CONTAINER_TYPES, CONTAINER_TYPES_NAME, GENERATED_UNSHARED, LOCAL_UNSHARED, OWNED_NAME,
                       changed_only, concat_extends, contains_block, extends_itself, generated_owned_test, is_push_target,
                       write_into, written_copy)
-from .memory import MISSING
+from .memory import MAP_ENTRY, MISSING
 from .values import display, type_of
 
 
@@ -56,6 +56,28 @@ def bad_bool(value, node, name):
 def loop_bound_exceeded(node, bound, what):
     """Raise the error for a loop that ran past its loop_bound."""
     raise_at(node, "loop_bound", f"{what}-loop ran past its loop_bound({bound})")
+
+
+INLINE_INVARIANT_NODES = (ast.Name, ast.Literal, ast.Binary, ast.Unary)
+
+
+def reads_only_the_value(expr, slot_name: str) -> bool:
+    """True when an invariant is made of literals, operators and the value being written only
+    (the slot's name or `value`): its text can be written out where the write is."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, INLINE_INVARIANT_NODES):
+            return False
+        if isinstance(node, ast.Name) and node.id not in (slot_name, "value"):
+            return False
+        if isinstance(node, ast.Literal) and type(node.value) not in (int, float, str, bool):
+            return False
+        if isinstance(node, ast.Binary):
+            stack += [node.left, node.right]
+        elif isinstance(node, ast.Unary):
+            stack.append(node.operand)
+    return True
 
 
 def is_bool_expr(node, ints=frozenset()) -> bool:
@@ -349,17 +371,18 @@ class HandlerSource:
         key, value = (self.operand_value(arg, scope, depth) for arg in call.args)
         data, old = self.temp(holds_value=True), self.temp(holds_value=True)
         missing, journal = self.constant(MISSING, "missing"), self.constant(slot.journal.entries, "journal")
+        entry_end = self.constant(MAP_ENTRY, "entry")
         ok = self.temp()
         known_exact = exact == "int" and is_int_expr(call.args[1], self.ints)
         typed = f" and type({value}) is {exact}" if exact is not None and not known_exact else ""
         self.emit(depth, f"if type({key}) is str{typed}:")
         self.emit(depth + 1, f"{old} = ({data} := {name}.data).get({key}, {missing})")
         size = f"len({data}) + ({old} is {missing})" if any(i.reads_size for i in slot.invariants) else "None"
-        self.invariants_accept(slot, ok, key, value, size, depth + 1)
+        self.invariants_accept(slot, ok, key, value, size, depth + 1, scope, value_is_int=exact == "int")
         self.emit(depth, "else:")
         self.emit(depth + 1, f"{ok} = False")
         self.emit(depth, f"if {ok}:")
-        self.emit(depth + 1, f"{journal}.append(({data}, {key}, {old}))  # Journal's (data, key, old) entry")
+        self.emit(depth + 1, f"{journal}.extend(({data}, {key}, {old}, {entry_end}))  # Journal.record_entry")
         self.emit(depth + 1, f"{data}[{key}] = {value}")
         self.emit(depth + 1, f"if {name}.on_change is not None:")
         self.emit(depth + 2, f"{name}.on_change({name}, {key})")
@@ -377,7 +400,8 @@ class HandlerSource:
         self.emit(depth, f"{name} = {self.expr(arg, scope)}")
         return name
 
-    def invariants_accept(self, slot, ok: str, key: str, value: str, size: str, depth: int) -> None:
+    def invariants_accept(self, slot, ok: str, key: str, value: str, size: str, depth: int, scope: Scope,
+                          value_is_int: bool = False) -> None:
         """`ok = True` when every invariant of `slot` holds on the candidate Map write (the quick yes
         of Slot.accepted, each invariant's generated function called directly); False otherwise."""
         if not slot.invariants:
@@ -390,12 +414,32 @@ class HandlerSource:
         if size != "None":
             size_name = self.temp()
             self.emit(depth, f"{size_name} = {size}")
-        tests = " and ".join(f"{self.constant(invariant.evaluate, 'inv')}({slot.name!r}, {value}, {key}, "
-                             f"{size_name}) is True" for invariant in slot.invariants)
+        tests = " and ".join(self.invariant_test(invariant, slot, value, key, size_name, depth, scope, value_is_int)
+                             for invariant in slot.invariants)
         self.emit(depth, "try:")
         self.emit(depth + 1, f"{ok} = {tests}")
         self.emit(depth, f"except {self.constant(SomaError, 'error')}:")
         self.emit(depth + 1, f"{ok} = False")
+
+    def invariant_test(self, invariant, slot, value: str, key: str, size: str, depth: int, scope: Scope,
+                       value_is_int: bool) -> str:
+        """The text that is True when `invariant` holds on the candidate `value`: the invariant's
+        expression written out here when it reads only the value being written (the slot's name or
+        `value`) with literals and operators, else a call of its generated function."""
+        expr = invariant.node.expr
+        if not reads_only_the_value(expr, slot.name):
+            return f"{self.constant(invariant.evaluate, 'inv')}({slot.name!r}, {value}, {key}, {size}) is True"
+        inner = scope.child()
+        names = {n.id for n in walk_nodes(expr) if isinstance(n, ast.Name)}
+        for name in sorted(names):
+            self.emit(depth, f"{self.local(inner.declare(name))} = {value}")
+        saved = self.ints
+        # the branch this test is in checked the value's type: an Int is known to be one
+        self.ints = (saved | names) if value_is_int else (saved - names)
+        try:
+            return f"({self.expr(expr, inner)}) is True"
+        finally:
+            self.ints = saved
 
     def fallback_stmt(self, node, scope: Scope, depth: int) -> None:
         """Run a statement compiled to a closure, honouring the control it returns."""
@@ -707,11 +751,17 @@ class HandlerSource:
 
     def x_InterpString(self, node: ast.InterpString, scope: Scope):
         show = self.constant(display, "display")
-        parts = [repr(p) if isinstance(p, str) else f"{show}({self.expr(p, scope)})" for p in node.parts]
+        parts = [repr(p) if isinstance(p, str) else self.shown(p, show, scope) for p in node.parts]
         if not parts:
             return "''"
         text, refuse = self.temp(), self.constant(interpolated, "interpolated")
         return f"({text} if len({text} := {' + '.join(parts)}) <= {MAX_VALUE_LENGTH} else {refuse}({text}))"
+
+    def shown(self, part, show: str, scope: Scope) -> str:
+        """One interpolated value as text: an expression always an Int through str() (what
+        display does for an Int, without its Python call), anything else through display."""
+        text = self.expr(part, scope)
+        return f"str({text})" if is_int_expr(part, self.ints) else f"{show}({text})"
 
     def x_Unary(self, node: ast.Unary, scope: Scope):
         operand = self.expr(node.operand, scope)

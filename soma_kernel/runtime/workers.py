@@ -76,8 +76,7 @@ class View:
         """True when every journal entry undoes something of this task alone (its own
         conversation's growth): giving the token up then exposes no uncommitted write."""
         own = self.rt.agent.conversation(self.cell_name)
-        return all(type(entry) is not tuple and own is not None and getattr(entry, "conversation", None) is own
-                   for entry in self.rt.journal.entries)
+        return all(own is not None and getattr(entry, "conversation", None) is own for entry in self.rt.journal.entries)
 
 
 class Worker:
