@@ -138,7 +138,8 @@ def test_refund_verify_and_test_magics_match_the_cli(refund):
     ok(refund.execute(refund.refund_tests, "tests", count=4))
     verify = ok(refund.execute("%verify", count=5)).displays[0]["text/plain"]
     expected = read(REFUND, "expected", "verify.txt")
-    assert verify == expected.replace("Verifying refund_agent.cell...", "Verifying session.cell...")
+    assert verify == expected.replace("Verifying refund_agent.cell...", "Verifying session.cell...").replace(
+        "this file", "this session")
     report = ok(refund.execute("%test", count=6)).displays[0]["text/plain"]
     assert report == read(REFUND, "expected", "test.txt")
 
