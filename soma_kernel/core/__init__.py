@@ -1,1 +1,2 @@
-"""The bottom layer: spans, diagnostics, user errors and the gc pause; imports nothing of soma_kernel above it."""
+"""The bottom layer: spans, diagnostics, user errors, bounded file reads, spelling, the version and the gc pause;
+imports nothing of soma_kernel above it."""

@@ -2,8 +2,7 @@
 
 A `Diagnostic` knows where it happened (origin + Span) and renders two ways:
 `render()` gives the people's form (file:line:col, the source line, a caret
-under the span, a hint), `to_json()` the machine form used by `--json` and
-the kernel's widgets.
+under the span, a hint), `to_json()` the machine form used by `--json`.
 """
 
 from __future__ import annotations

@@ -1,1 +1,2 @@
-"""The Jupyter side only: the kernel class over a Session, its launcher, the kernelspec and the Pygments lexer."""
+"""The Jupyter side only: the kernel class over a Session, its launcher, the kernelspec, the Pygments lexer
+and papermill's parameter translator."""

@@ -3,8 +3,8 @@
 The kernel is thin: every `do_*` hook turns a request into a call on the
 session (`soma_kernel.session.session`), or on `complete`/`inspect`, and the result
 into a reply. The language itself never runs here. Heavy modules (parser,
-runtime, ipywidgets) are imported on first use, so the kernel starts about as
-fast as the stock python3 kernel.
+runtime) are imported on first use, so the kernel starts about as fast as the
+stock python3 kernel.
 
 Protocol details that matter:
 - print() inside Soma code reaches the right notebook cell because the
@@ -12,9 +12,11 @@ Protocol details that matter:
 - Errors become `error` messages whose traceback is the rendered diagnostic
   (cell[N]:line:col, the line, a caret, a hint); SIGINT (interrupt_request)
   becomes a `KeyboardInterrupt` error reply; nothing a cell does stops the kernel.
-- Comms are wired to ipykernel's CommManager so ipywidgets (the verify and
-  test widgets) work in a wrapper kernel; the widget comm targets are
-  registered at start (ipywidgets itself is imported when a comm opens).
+- Comms are wired to ipykernel's CommManager. Soma shows no widget (reports
+  are static HTML and text), but a frontend with the ipywidgets manager opens
+  its control comm (`jupyter.widget.control`) at every connection: the widget
+  targets are registered at start so it gets its (empty) answer instead of an
+  error in the kernel's log; ipywidgets itself is imported when a comm opens.
 """
 
 from __future__ import annotations

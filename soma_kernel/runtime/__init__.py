@@ -1,1 +1,1 @@
-"""Runtime: values, the interpreter, memory, state machines, agent builtins."""
+"""Runtime: values, the interpreter, memory, state machines, the agent and its providers, hordes, builtins, the store."""

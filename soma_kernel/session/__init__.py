@@ -1,1 +1,1 @@
-"""The live notebook session: definitions by cell, magics, display, diagrams, widgets and editor help."""
+"""The live notebook session: definitions by cell, magics, display, diagrams, reports and editor help."""

@@ -17,8 +17,9 @@ Rules of a notebook session:
 - Each top-level statement is one atomic invocation; the value of the last
   expression is the cell's result. `assert`, `assert_fails` and `property`
   lines are run by the test runner's `run_rule` and print exactly the ✓/✗
-  lines of `soma test`. A `mock` line feeds the session's queues; a mock
-  whose value fails is an error that stops the cell, and queues nothing.
+  lines of `soma test`; one that fails (or raises) then fails its cell. A
+  `mock` line feeds the session's queues; a mock whose value fails is an
+  error that stops the cell, and queues nothing.
   A failed cell drops the mocks it queued that nothing consumed, with a note.
 - Errors are rendered with `cell[N]:line:col`, the line and a caret, counted
   in the untrimmed cell text; memory, instances and counters are as they were
@@ -543,9 +544,10 @@ class Session:
         """Run one top-level statement or rule atomically; returns an ExprStmt's value.
 
         Rules (`assert`, `assert_fails`, `mock`, `property`) go through the test
-        runner's `run_rule`, so their ✓/✗ lines are exactly those of `soma test`,
-        and after one that raised, the mocks this cell queued and nothing consumed
-        are dropped as `soma test` drops them. A statement that fails leaves no
+        runner's `run_rule`, so their ✓/✗ lines are exactly those of `soma test`;
+        a failing one is then a CellError that stops the cell. After one that
+        raised, the mocks this cell queued and nothing consumed are dropped as
+        `soma test` drops them. A statement that fails leaves no
         write behind (the runtime's journal); what reached the outside stays: its
         model calls, their tokens and trace records, the mocks they consumed.
         """

@@ -3,7 +3,7 @@
 Built once from a cell's `state` section, it feeds everything that looks at a
 machine: the runtime (which edges exist), verify (graph checks, temporal
 properties), describe, the session's diagrams (DOT, mermaid, text) and the
-verify widget's counter-example highlight.
+counter-example highlight of the verify report's drawings.
 
 States are kept in order of first appearance (the initial state first, then
 edge lines top to bottom, source before target). Wildcard edges are expanded:

@@ -1,7 +1,7 @@
 """`soma-kernel verify`: model checking, refinement, invariant proofs and the report.
 
-Entry points for other components (the kernel renders widgets from the
-structured report and highlights counter-examples on diagrams):
+Entry points for other components (the session's `%verify` report is drawn
+from the structured report, counter-examples highlighted on the diagrams):
 - `verify_program(program, project, path, strict=False) -> VerifyReport`
 - `render_text(report) -> str` (exactly the CLI text), `render_json(report) -> str`
 `gate.check_then_verify(...)` adds the `soma check` gate (the CLI and `%verify` call it).
