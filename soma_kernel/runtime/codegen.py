@@ -112,6 +112,7 @@ class HandlerSource:
     does not handle is compiled by `Compiler` and called as `_eN(f)` /
     `_sN(f)`. Integer arithmetic and comparisons are inlined with a
     `type(x) is int` test; everything else goes through runtime.ops.
+    `x_<Node>` writes the Python expression of an AST node of that class.
     """
 
     def __init__(self, closures: Compiler):

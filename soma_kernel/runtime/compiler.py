@@ -147,7 +147,8 @@ class Compiler:
 
     `cell` is the runtime CellState whose slots and handlers names may
     resolve to (None at session/test level); `env` the session variables
-    used by dynamic scopes.
+    used by dynamic scopes. `s_<Node>` compiles a statement node of that AST
+    class, `e_<Node>` an expression node, each into a closure.
     """
 
     def __init__(self, runtime, cell=None, env: Optional[dict] = None):
