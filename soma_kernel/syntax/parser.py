@@ -31,6 +31,7 @@ from ..core.records import Record, fresh
 from . import ast, larkcache
 from .dangling import EXPRESSION_WORDS, incomplete_hint, incomplete_message, operator_before
 from .keywords import KEYWORDS, RESERVED_FUNCTIONS
+from .tokens import segment_end
 
 MAX_NESTING = 400
 
@@ -1594,7 +1595,7 @@ def _split_interpolation(body: str, body_start: int, triple: bool, tok: Token, o
         if body[i] != "{":
             i += 1
             continue
-        close = _segment_end(body, i)
+        close = segment_end(body, i, len(body))
         if close < 0:
             break
         segment = body[i + 1:close]
@@ -1620,19 +1621,6 @@ def _escape_end(body: str, start: int) -> int:
         close = body.find("}", start)
         return start + 2 if close < 0 else close + 1
     return start + 2
-
-
-def _segment_end(body: str, start: int) -> int:
-    """Index of the `}` matching the `{` at start, or -1."""
-    depth = 0
-    for k in range(start, len(body)):
-        if body[k] == "{":
-            depth += 1
-        elif body[k] == "}":
-            depth -= 1
-            if depth == 0:
-                return k
-    return -1
 
 
 def _segment_expression(segment: str, offset: int, triple: bool, tok: Token, origin: str):

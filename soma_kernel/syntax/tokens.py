@@ -145,7 +145,7 @@ class _Lexer:
         """At a `{` in string text: lex `{expr}` as code when the parser reads it as one (an interpolation
         still open where the text ends counts too: it is being typed); False when it is text."""
         text, at = self.text, self.position
-        close = _segment_end(text, at, body_end)
+        close = segment_end(text, at, body_end)
         segment = text[at + 1:close if close > 0 else body_end]
         if not segment.strip() or _LITERAL_SEGMENT.search(segment) or (close < 0 and body_end < len(text)):
             return False
@@ -227,8 +227,8 @@ def _string_end(text: str, start: int, triple: bool) -> int:
     return len(text)
 
 
-def _segment_end(text: str, start: int, end: int) -> int:
-    """The offset of the `}` closing the `{` at `start` before `end`, or -1."""
+def segment_end(text: str, start: int, end: int) -> int:
+    """The offset of the `}` closing the `{` at `start` before `end`, or -1 (the parser's interpolations too)."""
     depth = 0
     for at in range(start, end):
         if text[at] == "{":
