@@ -1,4 +1,4 @@
-"""Helpers shared by several test files: builtin calls and a kernel under test."""
+"""Helpers shared by several test files: builtin calls, a session cell's value and a kernel under test."""
 
 from __future__ import annotations
 
@@ -21,6 +21,12 @@ def kind_of(name, *args):
     with pytest.raises(SomaError) as err:
         call(name, *args)
     return err.value.kind
+
+
+def value(result):
+    """The text/plain of a session cell's result (the cell must have succeeded)."""
+    assert result.ok, result.error
+    return result.result["text/plain"]
 
 
 def script_module(name: str):

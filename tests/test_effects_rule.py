@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from helpers import value
 from llm_server import LoopbackModel
 from soma_kernel.runtime.interpreter import Runtime
 from soma_kernel.runtime.mocks import Scripted
@@ -72,12 +73,6 @@ def session(tmp_path, monkeypatch):
     live = Session(directory=str(tmp_path))
     assert live.execute(DESK, "desk").ok
     return live
-
-
-def value(result):
-    """The text/plain of a cell's result."""
-    assert result.ok, result.error
-    return result.result["text/plain"]
 
 
 @pytest.mark.parametrize("statement", FAILING)

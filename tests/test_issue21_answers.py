@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from helpers import value
 from soma_kernel.session.session import Session
 
 
@@ -12,12 +13,6 @@ from soma_kernel.session.session import Session
 def session(tmp_path):
     """A fresh session in a temporary directory (no soma.toml)."""
     return Session(directory=str(tmp_path))
-
-
-def value(result):
-    """The text/plain of a cell's result."""
-    assert result.ok, result.error
-    return result.result["text/plain"]
 
 
 # ---------------------------------------------------------------- failing asserts fail their cell

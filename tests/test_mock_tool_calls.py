@@ -13,6 +13,7 @@ import sys
 
 import pytest
 
+from helpers import value
 from soma_kernel.session.session import Session
 
 WEATHER = '''cell agent Weather {
@@ -54,12 +55,6 @@ def session(tmp_path):
     live = Session(directory=str(tmp_path))
     assert live.execute(WEATHER, "agent").ok
     return live
-
-
-def value(result):
-    """The text/plain of a cell's result."""
-    assert result.ok, result.error
-    return result.result["text/plain"]
 
 
 def test_the_real_handler_answers_and_the_model_then_gives_its_final_text(session):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from helpers import value
 from soma_kernel.session.session import Session
 
 COUNTER = """cell Counter {
@@ -44,12 +45,6 @@ GREETER = """cell Greeter {
 def session(tmp_path):
     """A fresh session whose folder is a temporary directory (no soma.toml)."""
     return Session(directory=str(tmp_path))
-
-
-def value(result):
-    """The text/plain of a cell's result."""
-    assert result.ok, result.error
-    return result.result["text/plain"]
 
 
 def test_definitions_persist_and_last_expression_is_the_result(session):

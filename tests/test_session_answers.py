@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from helpers import value
 from soma_kernel.session.session import Session
 
 
@@ -13,12 +14,6 @@ from soma_kernel.session.session import Session
 def session(tmp_path):
     """A fresh session in a temporary directory (no soma.toml)."""
     return Session(directory=str(tmp_path))
-
-
-def value(result):
-    """The text/plain of a cell's result."""
-    assert result.ok, result.error
-    return result.result["text/plain"]
 
 
 ROWS = 'let rows = [map("status", "open", "n", 1), map("status", "done", "n", 2), map("status", "open", "n", 3)]'
