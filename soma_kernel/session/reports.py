@@ -18,6 +18,15 @@ alt text and its DOT text right after it, so the report stands without
 them. There is no widget: a widget's view needs the widget manager's
 JavaScript, which a static export loads from a CDN (empty offline).
 
+A big report (more than SUMMARY_ABOVE_LINES result lines: a machine of
+thousands of states has a line per state) is shown as a summary, its two
+views alike: the verdict and notes, each section's counts, its first lines
+and every failure (up to a bound) with its counter-example shortened, the
+machine's first states and edges, and how many lines each section leaves
+out; no drawing of a machine past the diagram's limit. The whole report is
+`%verify --full` / `%test --full`, and its text is saved to a file named at
+the end of the summary. Small reports are unchanged.
+
 Reports are read through one adapter per kind: `_verify_sections` reads a
 VerifyReport (analysis.verify.report: machines with their model, check lines
 and temporal results, then the check groups); `_test_sections` reads a
@@ -28,14 +37,20 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ..analysis.verify.report import counter_example_text, labelled_trace, render_text
 from ..syntax.machines import MachineModel
-from .diagrams import diagram_bundle
+from .diagrams import MAX_LAYOUT_EDGES, MAX_LAYOUT_STATES, diagram_bundle
 
 MARKS = ("✓", "⚠", "✗")
 MAX_DIAGRAMS_PER_SECTION = 5
+SUMMARY_ABOVE_LINES = 400        # a report of more result lines than this is shown as a summary
+SUMMARY_FIRST_LINES = 20         # the first lines of each section a summary keeps
+SUMMARY_FAILURES = 20            # and its failures (✗), at most this many per section
+SUMMARY_LINE_CHARS = 240         # a longer line or detail is cut, saying how much it leaves out
+SUMMARY_PATH_STATES = 12         # a counter-example shows its first states and its last ones
+SUMMARY_FIRST_STATES = 10        # a machine's first states and edges in a summary
 FAILURE_COLOR = "#d62728"
 WARNING_COLOR = "#b8860b"
 
@@ -60,9 +75,13 @@ class ReportSection:
     name: str
     lines: list[ReportLine]
     model: Optional[MachineModel] = None
+    counts: Optional[dict] = None            # a summary's: the whole section's counts by mark
+    left_out: dict = field(default_factory=dict)  # a summary's: lines not shown, by mark
 
     def count(self, mark: str) -> int:
-        """How many lines carry `mark`."""
+        """How many lines carry `mark` (in the whole section, for a summary)."""
+        if self.counts is not None:
+            return self.counts.get(mark, 0)
         return sum(1 for line in self.lines if line.mark == mark)
 
     @property
@@ -159,8 +178,12 @@ def _line_html(line: ReportLine) -> str:
 
 
 def _lines_html(section: ReportSection) -> str:
-    """A section's lines as a `<pre>` block."""
-    return "<pre>" + "\n".join(_line_html(line) for line in section.lines) + "</pre>"
+    """A section's lines as a `<pre>` block (with what a summary leaves out)."""
+    lines = [_line_html(line) for line in section.lines]
+    if section.left_out:
+        shown = ", ".join(f"{count:,} {mark}" for mark, count in sorted(section.left_out.items()))
+        lines.append(html.escape(f"… and {sum(section.left_out.values()):,} more lines ({shown})"))
+    return "<pre>" + "\n".join(lines) + "</pre>"
 
 
 def _diagram_html(model: MachineModel, line: Optional[ReportLine]) -> str:
@@ -204,18 +227,91 @@ def report_html(sections: list[ReportSection], verdict: str, notes: list[str]) -
     return "\n".join(parts) + "\n"
 
 
-def verify_bundle(report: Any) -> dict:
-    """The display bundle of a VerifyReport: its CLI text and its HTML."""
+def verify_bundle(report: Any, full: bool = False, save: Optional[Callable[[str], str]] = None) -> dict:
+    """The display bundle of a VerifyReport: its CLI text and its HTML; a summary of a big
+    report unless `full` (`save(text)` keeps the whole text and names where)."""
     sections = _verify_sections(report)
     notes = report.notes + report.errors + report.check_errors
-    return {"text/plain": render_text(report), "text/html": report_html(sections, report.verdict, notes)}
+    return _bundle(sections, report.verdict, notes, lambda: render_text(report), full, save, "%verify --full")
 
 
-def test_bundle(report: Any) -> dict:
-    """The display bundle of a TestReport: its CLI text and its HTML."""
+def test_bundle(report: Any, full: bool = False, save: Optional[Callable[[str], str]] = None) -> dict:
+    """The display bundle of a TestReport: its CLI text and its HTML (a big one summarised, as verify_bundle)."""
     sections = _test_sections(report)
     notes = list(_get(report, "notes", default=[]) or [])
-    return {"text/plain": report.render_text(), "text/html": report_html(sections, _verdict(report, sections), notes)}
+    return _bundle(sections, _verdict(report, sections), notes, report.render_text, full, save, "%test --full")
+
+
+def _bundle(sections: list[ReportSection], verdict: str, notes: list[str], text: Callable[[], str], full: bool,
+            save: Optional[Callable[[str], str]], whole: str) -> dict:
+    """The whole report's two views, or a big report's summary."""
+    if full or sum(len(s.lines) for s in sections) <= SUMMARY_ABOVE_LINES:
+        return {"text/plain": text(), "text/html": report_html(sections, verdict, notes)}
+    complete = text()
+    where = save(complete) if save is not None else None
+    total = sum(len(s.lines) for s in sections)
+    footer = (f"summary of a report of {total} result lines ({len(complete.encode()):,} bytes): `{whole}` shows it "
+              "whole" + (f"; its text is in {where}" if where else ""))
+    short = [_summarised(section) for section in sections]
+    return {"text/plain": summary_text(short, verdict, notes, footer),
+            "text/html": report_html(short, verdict, notes + [footer])}
+
+
+def _summarised(section: ReportSection) -> ReportSection:
+    """A section cut to its first lines and its failures, its lines shortened, its counts whole."""
+    failures = {id(line) for line in [l for l in section.lines if l.mark == "✗"][:SUMMARY_FAILURES]}
+    kept, left_out = [], {}
+    for number, line in enumerate(section.lines):
+        if number < SUMMARY_FIRST_LINES or id(line) in failures:
+            kept.append(_shortened(line))
+        else:
+            left_out[line.mark] = left_out.get(line.mark, 0) + 1
+    model = section.model
+    if model is not None:
+        kept[:0] = _first_states_and_edges(model)
+        if len(model.states) > MAX_LAYOUT_STATES or len(model.edges) > MAX_LAYOUT_EDGES:
+            model = None  # past the diagram's limit: `%diagram` lists its edges on demand
+    counts = {mark: section.count(mark) for mark in MARKS}
+    return ReportSection(section.name, kept, model, counts, left_out)
+
+
+def _first_states_and_edges(model: MachineModel) -> list[ReportLine]:
+    """Two `·` lines: the machine's first states and first edges, with how many there are."""
+    states = model.states[:SUMMARY_FIRST_STATES]
+    edges = [f"{edge.src} → {edge.dst}" for edge in model.edges[:SUMMARY_FIRST_STATES]]
+    return [ReportLine("·", f"states ({len(model.states)}): {', '.join(states)}"
+                            + (", …" if len(model.states) > len(states) else "")),
+            ReportLine("·", f"edges ({len(model.edges)}): {', '.join(edges)}"
+                            + (", …" if len(model.edges) > len(edges) else ""))]
+
+
+def _shortened(line: ReportLine) -> ReportLine:
+    """A line whose text and details are cut to SUMMARY_LINE_CHARS and whose path keeps its ends."""
+    path = line.path
+    if len(path) > 2 * SUMMARY_PATH_STATES:
+        path = []  # too long to draw in a summary; its text shows its ends
+    return ReportLine(line.mark, _cut(line.text), [_cut(detail) for detail in line.details], path, line.drawing_label)
+
+
+def _cut(text: str) -> str:
+    """`text`, or its first SUMMARY_LINE_CHARS characters and how many more there are."""
+    if len(text) <= SUMMARY_LINE_CHARS:
+        return text
+    return f"{text[:SUMMARY_LINE_CHARS]}… ({len(text) - SUMMARY_LINE_CHARS:,} more characters)"
+
+
+def summary_text(sections: list[ReportSection], verdict: str, notes: list[str], footer: str) -> str:
+    """The text view of a summary: verdict and notes, each section's title, lines and what it leaves out."""
+    lines = [verdict] + notes
+    for section in sections:
+        lines += ["", section.title]
+        for line in section.lines:
+            lines.append(f"  {line.mark} {line.text}")
+            lines += [f"    {detail}" for detail in line.details]
+        if section.left_out:
+            shown = ", ".join(f"{count:,} {mark}" for mark, count in sorted(section.left_out.items()))
+            lines.append(f"  … and {sum(section.left_out.values()):,} more lines ({shown})")
+    return "\n".join(lines + ["", footer]) + "\n"
 
 
 test_bundle.__test__ = False  # a public API function, not a pytest test

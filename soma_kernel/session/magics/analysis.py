@@ -7,6 +7,10 @@ positions in `%check` messages point back at the notebook cells.
 
 from __future__ import annotations
 
+import os
+import sys
+import tempfile
+
 from ...analysis.check import check_program
 from ...analysis.describe import describe_cell
 from ...analysis.skeleton import SkeletonError, Source, skeleton_text
@@ -50,17 +54,54 @@ def verify_magic(session, run, args: str, body) -> None:
     so and names the loop. `--unfair` (or soma.toml `[verify] fair = false`)
     drops the assumption and reports such a loop as a counter-example.
     An invariant that values already in memory break is a ✗: its proof covers new writes only.
+    The report of a big program (hundreds of result lines) is a summary, its whole text saved to
+    a file it names; `--full` shows the whole report.
     """
-    words = split_args(args, "%verify [--strict] [--unfair]")
-    if any(w not in ("--strict", "--unfair") for w in words):
-        raise MagicError("usage: %verify [--strict] [--unfair]", at_name=True)
+    words = split_args(args, VERIFY_USAGE)
+    if any(w not in ("--strict", "--unfair", "--full") for w in words):
+        raise MagicError(f"usage: {VERIFY_USAGE}", at_name=True)
     strict, unfair = "--strict" in words, "--unfair" in words
     program, source_map = _program(session)
+    progress = Progress(run, machine_lines(program))
+    progress.step("checking and model-checking")
     report = check_then_verify(program, session.project, SESSION_ORIGIN, source_map.render, strict, unfair,
                                SESSION_SOURCE.name)
     if not report.check_failed:
         add_memory_breaches(report, session.runtime.invariant_breaches())
-    run.show(verify_bundle(report))
+    progress.step("writing the report")
+    bundle = verify_bundle(report, full="--full" in words, save=lambda text: save_report(text, "verify"))
+    progress.step("done")
+    run.show(bundle)
+
+
+PROGRESS_ABOVE_LINES = 2000  # machines with more edge lines than this show their progress
+
+
+def machine_lines(program) -> int:
+    """How many edge lines the program's state machines declare (what makes a verify long)."""
+    return sum(len(cell.machine.edges) for cell in program.cells if getattr(cell, "machine", None) is not None)
+
+
+class Progress:
+    """A big program's verify progress: one line of text redrawn in place (`\\r`) at each step,
+    a bar and its words, so the notebook shows at once that work is under way (small programs show none)."""
+
+    STEPS = ("checking and model-checking", "writing the report", "done")
+
+    def __init__(self, run, lines: int):
+        self.run = run
+        self.shown = lines > PROGRESS_ABOVE_LINES
+        self.lines = lines
+
+    def step(self, name: str) -> None:
+        """Show that step `name` has begun (the last one ends the line)."""
+        if not self.shown:
+            return
+        number = self.STEPS.index(name) + 1
+        bar = "■" * number + "□" * (len(self.STEPS) - number)
+        end = "\n" if number == len(self.STEPS) else ""
+        sys.stdout.write(f"\rverify {bar} {name} ({self.lines:,} edge lines){end}")
+        sys.stdout.flush()
 
 
 def test_magic(session, run, args: str, body) -> None:
@@ -68,15 +109,25 @@ def test_magic(session, run, args: str, body) -> None:
 
     ✗ lines and notes name the notebook cell of the rule (cell[N]:line).
     """
-    words = split_args(args, "%test [TestCell]")
+    words = split_args(args, TEST_USAGE)
+    full = "--full" in words
+    words = [w for w in words if w != "--full"]
     if len(words) > 1:
-        raise MagicError("usage: %test [TestCell]", at_name=True)
+        raise MagicError(f"usage: {TEST_USAGE}", at_name=True)
     program, source_map = _program(session)
     if words:
         program = _only_test(program, words[0])
     quiet = Output(out=lambda line: None, err=lambda line: None)  # the report's text view shows every line
     report = run_tests(program, session.project, SESSION_ORIGIN, output=quiet, place=source_map.place)
-    run.show(test_bundle(report))
+    run.show(test_bundle(report, full=full, save=lambda text: save_report(text, "test")))
+
+
+def save_report(text: str, kind: str) -> str:
+    """Write a whole report's text to a new file in the temporary folder; its path (never an existing file)."""
+    handle, path = tempfile.mkstemp(prefix=f"soma-{kind}-", suffix=".txt")
+    with os.fdopen(handle, "w", encoding="utf-8") as out:
+        out.write(text)
+    return path
 
 
 def _only_test(program, name: str):
@@ -115,11 +166,14 @@ def skeleton_magic(session, run, args: str, body) -> None:
         raise MagicError(str(err) + (f"\n  hint: {err.hint}" if err.hint else ""), words[0]) from None
 
 
+VERIFY_USAGE = "%verify [--strict] [--unfair] [--full]"
+TEST_USAGE = "%test [TestCell] [--full]"
+
 MAGICS = (
     Magic("check", "%check", "run soma check on every definition of the session", check_magic),
-    Magic("verify", "%verify [--strict] [--unfair]", "model-check the state machines and prove the invariants "
+    Magic("verify", VERIFY_USAGE, "model-check the state machines and prove the invariants "
           "(`eventually` assumes fair runs unless --unfair; %help verify)", verify_magic),
-    Magic("test", "%test [TestCell]", "run the test cells (all, or the one named) in a fresh runtime", test_magic),
+    Magic("test", TEST_USAGE, "run the test cells (all, or the one named) in a fresh runtime", test_magic),
     Magic("describe", "%describe [Cell]", "describe how a cell (or every cell) is built", describe_magic),
     Magic("skeleton", "%skeleton Cell.signal", "show one skeleton signal's frame", skeleton_magic),
 )
