@@ -161,3 +161,102 @@ def test_check_refuses_what_every_run_would_refuse_and_no_more():
         ("18:22", "face contract: signal 'g' returns String but handler 'g' returns a Float"),
         ("19:14", "face contract: signal 'h' returns Map but handler 'h' returns a List"),
     ]
+
+
+# The reference holds a value to the face where a call crosses into the
+# handler: a handler's direct call to itself (in its own body, outside any
+# lambda) re-enters it without that boundary, every other call crosses it.
+RECURSIVE = """cell R {
+    face {
+        signal depth(n: Int) -> Int
+        signal arms(n: Int) -> Int
+        signal said(n: Int) -> Int
+        signal lambda_depth(n: Int) -> Int
+        signal qualified(n: Int) -> Int
+        signal ping(n: Int) -> Int
+        signal pong(n: Int) -> Int
+    }
+    on depth(n: Int) {
+        if n == 0 { return (n + 1) / 2 }
+        return floor(depth(n - 1) * 2)
+    }
+    on arms(n: Int) {
+        return match n {
+            0 -> (n + 1) / 2
+            _ -> floor(arms(n - 1) * 2)
+        }
+    }
+    on said(n: Int) {
+        if n == 0 { return (n + 1) / 2 }
+        let text = "{said(n - 1)}"
+        return len(text)
+    }
+    on lambda_depth(n: Int) {
+        if n == 0 { return (n + 1) / 2 }
+        let again = k => lambda_depth(k)
+        return floor(again(n - 1) * 2)
+    }
+    on qualified(n: Int) {
+        if n == 0 { return (n + 1) / 2 }
+        return floor(R.qualified(n - 1) * 2)
+    }
+    on ping(n: Int) {
+        if n == 0 { return (n + 1) / 2 }
+        return floor(pong(n - 1) * 2)
+    }
+    on pong(n: Int) { return ping(n) }
+}"""
+
+
+@pytest.mark.parametrize("call,value", [("depth(2)", "2"), ("arms(2)", "2"), ("said(1)", "3")])
+def test_a_direct_recursive_call_is_not_held_to_the_face(session, call, value):
+    assert session.execute(RECURSIVE, "a").ok
+    assert answer(session, call) == value
+
+
+@pytest.mark.parametrize("call,handler", [
+    ("depth(0)", "depth"), ("arms(0)", "arms"),              # the outermost call is
+    ("lambda_depth(1)", "lambda_depth"),                     # a lambda calls it
+    ("qualified(1)", "qualified"),                           # `R.f()` crosses the boundary
+    ("ping(1)", "ping"),                                     # another handler calls it back
+])
+def test_every_other_call_is_held_to_the_face(session, call, handler):
+    assert session.execute(RECURSIVE, "a").ok
+    error = refusal(session, call)
+    assert f"type: R.{handler}() returned Float (expected Int, got Float), but its face declares -> Int" in error
+
+
+TOOLS = """cell agent Desk {
+    face {
+        signal ask(q: String) -> String
+        tool price(item: String) -> Int "a price"
+        tool items() -> List<Int> "the items"
+    }
+    on price(item: String) { return "{item}: 3" }
+    on items() { return ["a", ()] }
+    on ask(q: String) { return "{price(q)} {len(items())}" }
+}"""
+
+
+def test_a_tools_return_type_is_not_held_at_run_time(session):
+    assert session.execute(TOOLS, "a").ok
+    assert answer(session, 'price("tea")') == "tea: 3"
+    assert answer(session, 'len(items())') == "2"
+    assert answer(session, 'ask("tea")') == "tea: 3 2"
+    program = parse(TOOLS + '\ncell test T {\n    rules {\n        mock price "abc"\n'
+                    '        assert price("x") == "abc"\n        assert ask("x") == "x: 3 2"\n    }\n}\n',
+                    "t.cell")
+    report = run_tests(program, output=Output())
+    assert (report.passed, report.failed) == (2, 0), report.lines
+
+
+def test_check_warns_about_a_tool_that_breaks_its_return_type_and_refuses_nothing():
+    report = check_program(parse(TOOLS, "case.cell"))
+    assert report.errors == []
+    unheld = " (a tool's return type is what the model is told; it is not checked at run time)"
+    assert [(d.location().split(":", 1)[1], d.message) for d in report.warnings if d.kind == "return_type"] == [
+        ("7:30", "face contract: tool 'price' returns Int but handler 'price' returns a String" + unheld),
+        ("8:26", "face contract: tool 'items' returns List<Int> but handler 'items' puts a String in the list"
+         + unheld),
+        ("8:31", "face contract: tool 'items' returns List<Int> but handler 'items' puts () in the list" + unheld),
+    ]

@@ -2,9 +2,10 @@
 parameter count and types, and what the handler visibly returns matches the
 declared `-> T`: literals (a list literal element by element), and typed
 parameters the body never rebinds. Both judge by the runtime's own rule
-(runtime.types.return_problem), which the runtime applies to every returned
-value (Runtime.returning_declared_type): check refuses only what every run
-would refuse."""
+(runtime.types.return_problem), which the runtime applies to every value a
+signal's handler returns (Runtime.returning_declared_type): for a signal,
+check refuses only what every run would refuse. A tool's `-> T` is not held at
+run time (as in the reference), so a tool that visibly breaks it is a warning."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def _check_member(report: Reporter, info: CellInfo, member: ast.Node, what: str,
                          f"{declared.type.render()} in the face but {written.type.render()} in the handler",
                          "face_contract", f"declare it `{written.name}: {declared.type.render()}` in both places")
     if member.returns is not None:
-        _check_literal_returns(report, handler, member, sum_types)
+        _check_literal_returns(report, handler, member, what, sum_types)
 
 
 def _params_text(params: list[ast.Param]) -> str:
@@ -57,30 +58,34 @@ def _params_text(params: list[ast.Param]) -> str:
     return ", ".join(f"{p.name}: {p.type.render()}" if p.type else p.name for p in params)
 
 
-def _check_literal_returns(report: Reporter, handler: ast.Handler, member: ast.Node, sum_types) -> None:
+def _check_literal_returns(report: Reporter, handler: ast.Handler, member: ast.Node, what: str,
+                           sum_types) -> None:
     """Every returned value whose type can be read off the source must fit `-> T`,
-    judged by the runtime's own rule (types.return_problem) on that value."""
+    judged by the runtime's own rule (types.return_problem) on that value: an
+    error for a signal (every run refuses it), a warning for a tool (no run does)."""
     declared = member.returns
     if member.name in UNCHECKED_RETURNS:
         return
+    complain = report.error if what == "signal" else report.warning
+    unheld = "" if what == "signal" else " (a tool's return type is what the model is told; it is not checked at run time)"
     params = _stable_params(handler)
     for node, value in _returned_values(handler):
         samples = _samples(value, params)
         if samples and all(return_problem(declared, s, sum_types) is not None for s in samples):
             found = type_of(samples[0])
-            report.error(node, f"face contract: signal '{member.name}' returns {declared.render()} "
-                         f"but handler '{handler.name}' returns {_with_article(found)}", "return_type",
-                         f"return a {declared.name}, or change the signal to `-> {found}`")
+            complain(node, f"face contract: {what} '{member.name}' returns {declared.render()} "
+                     f"but handler '{handler.name}' returns {_with_article(found)}{unheld}", "return_type",
+                     f"return a {declared.name}, or change the {what} to `-> {found}`")
         elif isinstance(value, ast.ListLit) and declared.name == "List" and declared.args:
             element = declared.args[0]
             for item in value.items:
                 item_samples = _samples(item, params)
                 if item_samples and all(element_problem(element, s, sum_types) is not None for s in item_samples):
                     found = type_of(item_samples[0])
-                    report.error(item, f"face contract: signal '{member.name}' returns {declared.render()} "
-                                 f"but handler '{handler.name}' puts {_with_article(found)} in the list",
-                                 "return_type", f"make every element {_with_article(element.name)}, "
-                                 "or change the signal's type")
+                    complain(item, f"face contract: {what} '{member.name}' returns {declared.render()} "
+                             f"but handler '{handler.name}' puts {_with_article(found)} in the list{unheld}",
+                             "return_type", f"make every element {_with_article(element.name)}, "
+                             f"or change the {what}'s type")
 
 
 def _returned_values(handler: ast.Handler) -> list[tuple[ast.Node, ast.Expr]]:

@@ -870,10 +870,10 @@ class HandlerSource:
         a generated handler's `direct` function, else a wrapper passing the argument list.
         """
         rt, cell, namespace = self.closures.rt, self.closures.cell, self.namespace
-        name = f"_call{len(self.constants)}"
+        name, caller = f"_call{len(self.constants)}", self.closures.self_caller(node)
 
         def first_call(*values):
-            target = rt.resolve_call(node, cell, nargs)
+            target = rt.resolve_call(node, cell, nargs, caller)
             direct = getattr(target, "direct", None)
             if direct is None:
                 def direct(*values, target=target):

@@ -147,15 +147,27 @@ class Compiler:
 
     `cell` is the runtime CellState whose slots and handlers names may
     resolve to (None at session/test level); `env` the session variables
-    used by dynamic scopes. `s_<Node>` compiles a statement node of that AST
+    used by dynamic scopes; `own_handler` the handler whose body this is,
+    when it is one (its direct calls to itself, outside lambdas, see
+    Runtime.resolve_call). `s_<Node>` compiles a statement node of that AST
     class, `e_<Node>` an expression node, each into a closure.
     """
 
-    def __init__(self, runtime, cell=None, env: Optional[dict] = None):
+    def __init__(self, runtime, cell=None, env: Optional[dict] = None, own_handler=None):
         self.rt = runtime
         self.cell = cell
         self.env = env if env is not None else {}
         self.invariant_mode = False
+        self.own_handler = own_handler
+        self.lambda_depth = 0
+
+    def self_caller(self, node: ast.Call):
+        """The handler this call is a direct recursion of (a bare call of the
+        handler's own name in its body, outside any lambda), else None."""
+        own = self.own_handler
+        if own is None or self.lambda_depth or node.cell is not None or node.func != own.name:
+            return None
+        return own
 
     # ------------------------------------------------------------ blocks
 
@@ -889,12 +901,12 @@ class Compiler:
 
     def call_resolved(self, node: ast.Call, args) -> Eval:
         """A call whose target the runtime resolves (and caches per generation)."""
-        rt, cell = self.rt, self.cell
+        rt, cell, caller = self.rt, self.cell, self.self_caller(node)
         cache = [-1, None]
 
         def run(f):
             if cache[0] != rt.generation:
-                cache[1] = rt.resolve_call(node, cell, len(args))
+                cache[1] = rt.resolve_call(node, cell, len(args), caller)
                 cache[0] = rt.generation
             values = [a(f) for a in args]
             try:
@@ -982,7 +994,11 @@ class Compiler:
             inner = Scope(Scope(dynamic=False))
             inner.dynamic = scope.dynamic
             param_index = inner.declare(node.param)
-        body = self.body_value(node.body, inner)
+        self.lambda_depth += 1
+        try:
+            body = self.body_value(node.body, inner)
+        finally:
+            self.lambda_depth -= 1
         counter = inner.counter
         param = node.param
 

@@ -91,9 +91,13 @@ class CellState:
         return result
 
     def declared_return(self, name: str, nargs: int) -> Optional[ast.TypeRef]:
-        """The `-> T` the face declares for the signal or tool `name` taking `nargs`, if any."""
+        """The `-> T` the face declares for the signal `name` taking `nargs`, if any.
+
+        A tool's `-> T` is not held at run time: the reference's runtime reads
+        the return type of its face's signals only (a tool's is what the model
+        is told); `soma check` warns about a tool that visibly breaks it."""
         face = self.decl.face
-        for declared in (face.signals + face.tools) if face is not None else []:
+        for declared in face.signals if face is not None else []:
             if declared.name == name and len(declared.params) == nargs:
                 return declared.returns
         return None
@@ -383,7 +387,7 @@ class Runtime:
         params = state.params_of(decl)
         checks = [value_checker(p.type, self, param=f"{decl.name}({p.name})") if p.type else None for p in params]
         checks = [None if check is identity else check for check in checks]
-        source = HandlerSource(Compiler(self, state))
+        source = HandlerSource(Compiler(self, state, own_handler=decl))
         invoke = compiled_within_stack(
             lambda: source.handler(decl, params, checks, Scope(), f"{state.name}.{decl.name}"), decl)
         return self.returning_declared_type(state, decl, len(params), invoke)
@@ -411,6 +415,7 @@ class Runtime:
             return checked_direct(*args)
 
         checked.direct = checked_direct
+        checked.unchecked, checked.handler_decl = invoke, decl
         return checked
 
     def mocked_handler(self, qualified: str, bare: str, span: ast.Span = ast.NO_SPAN):
@@ -432,8 +437,22 @@ class Runtime:
 
     # ------------------------------------------------------------ resolution
 
-    def resolve_call(self, node: ast.Call, cell: Optional[CellState], nargs: int) -> Callable[[list], object]:
-        """What a bare or qualified call runs; a bare call follows runtime.dispatch's rule."""
+    def resolve_call(self, node: ast.Call, cell: Optional[CellState], nargs: int,
+                     caller: Optional[ast.Handler] = None) -> Callable[[list], object]:
+        """What a bare or qualified call runs; a bare call follows runtime.dispatch's rule.
+
+        `caller` is the handler whose own body (outside any lambda) makes the
+        call: a call that resolves to that very handler — its direct recursion —
+        runs without the face's return check, as the reference's does (its
+        interpreter re-enters the running handler without the call boundary;
+        the outermost call is still checked)."""
+        target = self.resolve_call_target(node, cell, nargs)
+        if caller is not None and getattr(target, "handler_decl", None) is caller:
+            return target.unchecked
+        return target
+
+    def resolve_call_target(self, node: ast.Call, cell: Optional[CellState], nargs: int) -> Callable[[list], object]:
+        """What a bare or qualified call runs, whoever calls it."""
         name = node.func
         if node.cell is not None:
             return self.qualified_target(node, nargs)
