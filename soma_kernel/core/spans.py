@@ -46,3 +46,14 @@ class Span:
 
 
 NO_SPAN = Span(0, 0, 0, 0, 0, 0)
+
+
+def line_offset(text: str, line: int) -> int:
+    """The offset in `text` where 1-based `line` starts (`len(text)` past the last line)."""
+    offset = 0
+    for _ in range(line - 1):
+        found = text.find("\n", offset)
+        if found < 0:
+            return len(text)
+        offset = found + 1
+    return offset

@@ -22,7 +22,7 @@ from ..analysis.statements import check_statements
 from ..core.diagnostics import Diagnostic
 from ..core.errors import UserError
 from ..core.gcpause import paused_gc
-from ..core.spans import NO_SPAN, Span
+from ..core.spans import NO_SPAN, Span, line_offset
 from ..project.settings import ProjectConfig, load_project, parse_project_text
 from ..session.definitions import definition_key
 from ..syntax import ast
@@ -112,7 +112,7 @@ def _project_diagnostic(source: Source, err: UserError) -> Diagnostic:
     if source.toml is not None and err.line > 0:
         first = source.text.count("\n", 0, source.toml[0]) + 1
         line = first + err.line - 1
-        start = _line_offset(source.text, line)
+        start = line_offset(source.text, line)
         end = source.text.find("\n", start)
         end = len(source.text) if end < 0 else end
         span = Span(line, 1, line, end - start + 1, start, end)
@@ -120,13 +120,3 @@ def _project_diagnostic(source: Source, err: UserError) -> Diagnostic:
         span = NO_SPAN
     hint = "\n".join(note.strip() for note in err.notes) or None
     return Diagnostic("error", err.headline, span, err.file or "soma.toml", "project", hint)
-
-
-def _line_offset(text: str, line: int) -> int:
-    """The offset where 1-based `line` starts."""
-    offset = 0
-    for _ in range(line - 1):
-        offset = text.find("\n", offset) + 1
-        if offset == 0:
-            return len(text)
-    return offset

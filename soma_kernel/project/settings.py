@@ -336,10 +336,6 @@ class _KeyLocator:
                 return line, col, len(key)
         return 0, 0, 0
 
-    def line_of(self, where: tuple, key: str) -> int:
-        """The 1-based line of `key` in table `where` (0 when not found)."""
-        return self.position(where, key)[0]
-
     def error(self, where: tuple, key: str, message: str, hint: Optional[str] = None) -> UserError:
         """A UserError pointing at `key` of table `where` (with an optional fix)."""
         line, col, width = self.position(where, key)

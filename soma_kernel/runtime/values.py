@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 import sys
-from typing import Any, Optional, Protocol
+from typing import Any, Optional
 
 from ..core.diagnostics import SomaError
 from .limits import MAX_VALUE_LENGTH, too_long_written
@@ -30,20 +30,6 @@ NoneType = type(None)
 # Soma Ints are arbitrary precision and display in full (the reference's
 # BigInt has no digit cap): lift CPython's 4300-digit guard on int <-> str.
 sys.set_int_max_str_digits(0)
-
-
-class SomaFunctionLike(Protocol):
-    """What the runtime expects of a Soma function value.
-
-    Any Python callable works; the interpreter's lambdas are called with
-    their arguments (`fn(x)`) and carry `display_name`, the text shown by
-    `print` and `to_string` (e.g. `<lambda(x)>`).
-    """
-
-    display_name: str
-
-    def __call__(self, *args: Any) -> Any:
-        """Apply the function to Soma values and return a Soma value."""
 
 
 class Variant:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..core.diagnostics import Diagnostic
+from ..core.spans import line_offset
 from ..syntax import ast
 from ..syntax.ast import Span
 
@@ -69,7 +70,7 @@ class SourceMap:
         """`cell[N]:line[:col]` in the notebook cell of a combined-text position (1-based)."""
         if not self.definitions or line <= 0:
             return f"{SESSION_ORIGIN}:{line}" + (f":{col}" if col is not None else "")
-        offset = _line_offset(self.text, line) + max((col or 1) - 1, 0)
+        offset = line_offset(self.text, line) + max((col or 1) - 1, 0)
         part, span = self.to_cell(Span(line, col or 1, line, col or 1, offset, offset))
         return f"{part.origin}:{span.line}" + (f":{span.col}" if col is not None else "")
 
@@ -113,14 +114,3 @@ def combined_text(definitions: list[Definition]) -> tuple[str, list[int]]:
         parts.append(definition.text)
         offset += len(definition.text) + 2
     return "\n\n".join(parts) + ("\n" if parts else ""), starts
-
-
-def _line_offset(text: str, line: int) -> int:
-    """Offset of the first character of 1-based `line` in `text`."""
-    offset = 0
-    for _ in range(line - 1):
-        found = text.find("\n", offset)
-        if found < 0:
-            return len(text)
-        offset = found + 1
-    return offset

@@ -99,11 +99,6 @@ class MachineModel:
         return [s for s in self.states if not successors[s] or successors[s] == [s]]
 
     @property
-    def guarded_edges(self) -> list[ModelEdge]:
-        """Expanded edges whose declaring line has a guard."""
-        return [e for e in self.edges if e.guard is not None]
-
-    @property
     def wildcard_lines(self) -> list[ast.Edge]:
         """The `* -> t` lines as declared."""
         return [e for e in self.declared_edges if e.src == "*"]
