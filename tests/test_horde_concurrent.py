@@ -230,3 +230,43 @@ def test_tasks_of_one_instance_take_turns_and_carry_its_conversation():
         assert model.peak == 3      # a, b and c at once; the second a waits for the first
         second_a = [c for c in model.conversations if c[-1] == "task 2 a speaks"]
         assert second_a == [["task 0 a speaks", "re: task 0 a speaks", "task 2 a speaks"]]
+
+
+APPROVING = """
+cell agent Clerk {
+    memory { asked: List<String> }
+    on check(x: Int) {
+        let r = think("task {x}")
+        if approve("pay {x}") { return r }
+        return "refused {x}"
+    }
+    on run_all(xs: List) { return horde(Clerk.check, xs, map("concurrency", 4, "apply", "_keep")) }
+    on _keep(v: String) { asked.push(v) }
+    on kept() { return asked }
+}
+"""
+
+
+def test_approve_questions_from_concurrent_tasks_reach_the_person_one_at_a_time():
+    import threading
+
+    asking, most, lock = [0], [0], threading.Lock()
+
+    def person(action: str) -> bool:
+        with lock:
+            asking[0] += 1
+            most[0] = max(most[0], asking[0])
+        try:
+            return action != "pay 2"
+        finally:
+            with lock:
+                asking[0] -= 1
+
+    with CrowdModel(hold=4, expected=4) as model:
+        toml = f'[agent]\nprovider = "openai"\nurl = "{model.url}"\nkey = "${{CROWD_KEY}}"\nretries = 0\n'
+        rt = Runtime(project=parse_project_text(toml, "./soma.toml"), note=lambda text: None)
+        rt.load_program(parse(APPROVING, "clerk.cell"))
+        rt.agent.ask = person
+        rt.call("run_all", [[0, 1, 2, 3]])
+        assert model.peak == 4 and most[0] == 1
+        assert rt.call("kept", []) == ["re: task 0", "re: task 1", "refused 2", "re: task 3"]
