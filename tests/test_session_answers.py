@@ -182,6 +182,6 @@ def test_verify_names_the_fairness_it_assumes_and_unfair_reports_the_loop(sessio
 
 def test_help_verify_explains_the_fairness_assumption(session):
     text = session.execute("%help verify").stream_text()
-    assert text.startswith("%verify [--strict] [--unfair]\n")
+    assert text.startswith("%verify [--strict] [--unfair] [--full]\n")
     assert "under fairness" in text and "`--unfair` (or soma.toml `[verify] fair = false`)" in text
     assert not session.execute("%help frobnicate").ok

@@ -45,7 +45,7 @@ def check_magic(session, run, args: str, body) -> None:
 
 
 def verify_magic(session, run, args: str, body) -> None:
-    """%verify [--strict] [--unfair]: check, then model-check the machines and prove the invariants.
+    """%verify [--strict] [--unfair] [--full]: check, then model-check the machines and prove the invariants.
 
     Check errors refuse to verify; they are shown at their notebook cells.
     `--strict` counts every ⚠ as a failure. `eventually` properties are read
@@ -105,7 +105,7 @@ class Progress:
 
 
 def test_magic(session, run, args: str, body) -> None:
-    """%test [Name]: run the session's test cells (or one) as `soma test` does; shows the test report.
+    """%test [Name] [--full]: run the session's test cells (or one) as `soma test` does; shows the test report.
 
     ✗ lines and notes name the notebook cell of the rule (cell[N]:line).
     """
