@@ -2,17 +2,19 @@
 
 Arguments are parsed by the handler's declared parameter types (Int, Float,
 Bool, String; JSON for Map, List and sum types); the result is printed with
-the JSON writer (`()` prints nothing); `approve()` asks y/N at a terminal.
-Without a handler name: `main` or
-`run`, else the only public handler taking that many arguments; with none of
-those, the error says to name one and lists the handlers with their
-signatures. An unknown handler is named as such (with did-you-mean from the
-program's handler names); a handler called with the wrong number of
-arguments shows its signature and the command line that calls it. `[persistent]` slots (and always machine instances, `next_id`
-counters) live in `.soma_data/<program>.sqlite` beside the program; the other
-slots start empty on every run, and a guard that fails after instances came
-back says so. `--fresh` starts from empty state. An `approve()` with nobody
-to answer fails closed and says how to answer (SOMA_APPROVE, a terminal).
+the JSON writer (`()` prints nothing); `approve()` follows SOMA_APPROVE, else
+asks y/N at a terminal. Without a handler name: `main` or `run`, else the
+only public handler taking that many arguments; with none of those, the
+error says to name one and lists the handlers with their signatures. An
+unknown handler is named as such (with did-you-mean from the program's
+handler names); a handler called with the wrong number of arguments shows
+its signature and the command line that calls it. `[persistent]` slots (and
+always machine instances, `next_id` counters) live in
+`.soma_data/<program>.sqlite` beside the program; the other slots start
+empty on every run, and a guard that fails after instances came back says
+so. `--fresh` starts from empty state. An `approve()` with nobody to answer
+fails closed and says how to answer (SOMA_APPROVE, a terminal). With no
+model key and no mock, think() notes so once and raises kind `llm`.
 """
 
 from __future__ import annotations
