@@ -4,7 +4,9 @@ Replies come, in this order, from the scripted queue (`mock think`), from
 `SOMA_LLM_MOCK` or soma.toml `[agent] mock` / `[models.NAME] mock` (`echo`,
 `fixed:TEXT`, `rules:FILE.json`), from a real model when one is reachable
 (a key, a local endpoint, or a cassette that replays: `runtime.llm`, imported
-on first use), or from the automatic echo mock, announced once on stderr.
+on first use), or from the automatic echo mock, announced once on stderr
+(under `soma-kernel run` think() then raises kind `llm` instead, as the
+reference does outside tests).
 `approve()` pops `mock approve`, then reads `SOMA_APPROVE`, then asks a
 person (a terminal under `soma run`, the notebook's input box in the kernel),
 and otherwise fails closed.
