@@ -3,7 +3,8 @@
 Paths of `%load`, `%store`, `%save` and `%cassette` are relative to the
 session's folder, which `%cd` moves (with the process's working folder, so
 `read_file` follows). `%env` never shows a secret: the value of a variable
-whose name says it holds one (KEY, TOKEN, SECRET, PASSWORD…) is `***`.
+whose name says it holds one (KEY, TOKEN, SECRET, PASSW, CREDENTIAL, AUTH,
+COOKIE, in any case) is `***`.
 Timed code runs exactly as a cell line would (atomic statements, errors
 with carets); `%timeit` parses it once and times the runs only.
 """
@@ -61,7 +62,7 @@ def cd_magic(session, run, args: str, body) -> None:
 def env_magic(session, run, args: str, body) -> None:
     """%env [NAME | NAME=VALUE | NAME VALUE]: list the environment, show one variable, or set one.
 
-    Values of variables whose name says they hold a secret (…KEY, …TOKEN, …SECRET, …PASSWORD) show as ***.
+    Values of variables whose name says they hold a secret (`SECRET_NAME`) show as ***.
     """
     text = args.strip()
     if not text:
