@@ -246,9 +246,11 @@ class Gate:
         """Stop every worker of `run`: the one running Soma code is interrupted, the others stop
         when they next take the token; wait for all but those inside a wait (the orphans)."""
         run.cancelled = True
+        interrupted: set[int] = set()
         while True:
             holder = self.holder
-            if holder is not None and holder.run is run:
+            if holder is not None and holder.run is run and id(holder) not in interrupted:
+                interrupted.add(id(holder))  # once: a second one could land in the first one's rollback
                 interrupt_thread(holder.thread)
             try:
                 self._wait(lambda: not any(w.state == "running" for w in run.workers), timeout=0.2)
@@ -278,6 +280,8 @@ class Gate:
             pass
         finally:
             try:
+                if worker.holding and self.rt.journal.entries:
+                    self.rt.journal.rollback(0)  # what a cancelled voter or an interrupted rollback left
                 worker.leave()
             finally:
                 self._set_state(worker, "done")
