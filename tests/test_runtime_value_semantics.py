@@ -336,6 +336,8 @@ def program(draw):
                 kinds.append("map entry")
         kind = draw(st.sampled_from(kinds))
         text, value = draw(operand(model))
+        if kind == "concat" and isinstance(value, list) and current and all(isinstance(v, list) for v in current):
+            kind = "push"  # `+` of two Lists of Lists is the matrices' element-wise sum (language notes), no join
         if kind == "alias":
             source = draw(st.sampled_from(VARIABLES))
             lines.append(f"{target} = {source}")
