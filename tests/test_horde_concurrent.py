@@ -52,6 +52,16 @@ cell Boss {
     on logged() { return log }
     on sum() { return total.get("t") ?? 0 }
     on poll(k: Int) { return vote(Worker.ask, 7, k) }
+    on watched(xs: List, c: Int) {
+        let h = horde(Worker.ask_then_mark, xs, map("concurrency", c, "on_result", "_seen"))
+        total.set("h", 0)
+        got.push(h)
+        return h
+    }
+    on _seen(v: String) {
+        let s = horde_status(got.get(0))
+        got.push("{s.running} running, {s.done} done, {s.queued} queued")
+    }
     on meet(people: List) { return horde(Person.speak, people, map("instance", "id", "concurrency", 4)) }
 }
 
@@ -270,3 +280,12 @@ def test_approve_questions_from_concurrent_tasks_reach_the_person_one_at_a_time(
         rt.call("run_all", [[0, 1, 2, 3]])
         assert model.peak == 4 and most[0] == 1
         assert rt.call("kept", []) == ["re: task 0", "re: task 1", "refused 2", "re: task 3"]
+
+
+def test_horde_status_counts_running_and_done_tasks_live():
+    with CrowdModel(hold=4, reverse=True) as model:
+        rt = runtime_for(model)
+        rt.call("watched", [[0, 1, 2, 3, 4], 4])
+        assert rt.call("results", [])[1:] == ["3 running, 1 done, 1 queued", "3 running, 2 done, 0 queued",
+                                              "2 running, 3 done, 0 queued", "1 running, 4 done, 0 queued",
+                                              "0 running, 5 done, 0 queued"]
