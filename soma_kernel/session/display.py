@@ -6,7 +6,8 @@ A cell whose last statement is an expression shows its value:
 - a Map also gets an HTML key/value table, and a List whose items are all
   Maps gets one table with a column per key (keys in order of first
   appearance), like a small data frame;
-- Unit `()` shows nothing.
+- Unit `()` has no bundle here: the session shows `()` itself, except
+  after a call made for its effect (`print(…)`, `remember(…)` …).
 
 Tables are deterministic (value order, no ids) and every cell is
 HTML-escaped; at most MAX_TABLE_ROWS rows are drawn.
