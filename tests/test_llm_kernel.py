@@ -131,6 +131,59 @@ def test_without_stdin_approve_fails_closed_and_mocks_keep_precedence(kernel):
     assert prompts == [] and result_text(outputs) == "false"
 
 
+CREW = """cell agent Crew {
+    memory { done: Map<String, Int> }
+    on work(x: Int) {
+        if approve("pay {x}") { return "paid {x}" }
+        return "kept {x}"
+    }
+    on ask_first(x: Int) {
+        let r = think("question {x}")
+        done.set("{x}", 1)
+        return r
+    }
+    on pay_all(xs: List) { return horde(Crew.work, xs, map("concurrency", 3, "on_result", "_noted")) }
+    on ask_all(xs: List) { return horde(Crew.ask_first, xs, map("concurrency", 3)) }
+    on _noted(v: String) { done.set(v, 1) }
+    on finished() { return done.keys() |> sort() }
+}"""
+
+
+def test_concurrent_horde_tasks_ask_the_person_through_the_stdin_channel(kernel):
+    _, client = kernel
+    assert run(client, CREW)[0]["status"] == "ok"
+    prompts = []
+
+    def hook(message):
+        prompts.append(message["content"]["prompt"])
+        client.input("n" if "pay 2" in message["content"]["prompt"] else "y")
+
+    reply = client.execute_interactive("pay_all([1, 2, 3])", allow_stdin=True, stdin_hook=hook, timeout=60)
+    assert reply["content"]["status"] == "ok"
+    assert sorted(prompts) == ["approve? pay 1 [y/N] ", "approve? pay 2 [y/N] ", "approve? pay 3 [y/N] "]
+    assert result_text(run(client, "finished()")[1]) == '["kept 2", "paid 1", "paid 3"]'
+
+
+def test_an_interrupt_mid_horde_cancels_its_requests_and_keeps_the_session(kernel, server):
+    manager, client = kernel
+    assert run(client, CREW)[0]["status"] == "ok"
+    for _ in range(3):
+        server.slow(30, "too late")
+    msg_id = client.execute("ask_all([1, 2, 3, 4, 5])")
+    deadline = time.monotonic() + 30
+    while len(server.requests) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(server.requests) == 3          # three tasks' requests out at once
+    manager.interrupt_kernel()
+    reply = _reply_to(client, msg_id, timeout=30)
+    wait_idle(client, msg_id)
+    assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt"
+    assert result_text(run(client, "finished()")[1]) == "[]"
+    server.text("a").text("b")
+    assert run(client, "ask_all([7, 8])")[0]["status"] == "ok"
+    assert result_text(run(client, "finished()")[1]) == '["7", "8"]'
+
+
 # ---------------------------------------------------------------- %cassette, in process
 
 
