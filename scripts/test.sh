@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Set up, then run every test in one pytest session: unit tests, kernel protocol
 # tests, the browser test (tests/browser) and nbval over every notebook with the
-# `soma` kernel. pytest's "no tests collected" (exit 5) is a failure here.
+# `soma` kernel; then the kernel tests again with the lowest dependency versions
+# the pins allow (scripts/test_floor.sh; SOMA_SKIP_FLOOR=1 skips it).
+# pytest's "no tests collected" (exit 5) is a failure here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
@@ -20,4 +22,8 @@ if [ "$status" -eq 5 ]; then
     echo "test: pytest collected no tests — that is a failure" >&2
     exit 1
 fi
-exit "$status"
+if [ "$status" -ne 0 ] || [ "${SOMA_SKIP_FLOOR:-}" = "1" ]; then
+    exit "$status"
+fi
+echo "== test: the lowest allowed dependency versions (scripts/test_floor.sh)"
+PYTHON="$PYTHON" bash scripts/test_floor.sh
