@@ -291,13 +291,23 @@ def test_a_nested_horde_with_its_own_budget_still_stops_at_its_parents(budgeted)
     assert (status["state"], status["done"], status["cancelled"], status["budget_tokens"]) == ("exhausted", 1, 2, 10000)
 
 
-def test_tasks_start_with_fresh_tokens_and_leave_the_callers_count_alone(rt):
+def test_tasks_start_with_fresh_tokens_and_charge_the_caller(rt):
+    rt.mocks.think.extend([Scripted("reply", "one"), Scripted("reply", "two")])
+    rt.agent.set_budget(5000)
+    hid = rt.call("thinkers", [[1, 2]])
+    assert rt.call("status", [hid])["done"] == 2
+    assert (rt.agent.budget, rt.agent.used) == (5000, 2 * (2 + 1))     # the caller pays for its tasks
+    assert rt.call("status", [hid])["tokens"] == 2 * (2 + 1)
+
+
+def test_a_callers_budget_below_a_requests_bound_stops_the_horde(rt):
+    # think("about 1") reserves 7 + 8 + 16 + 2048 (max_tokens by default): a 5-token budget sends nothing
     rt.mocks.think.extend([Scripted("reply", "one"), Scripted("reply", "two")])
     rt.agent.set_budget(5)
-    hid = rt.call("thinkers", [[1, 2]])
-    assert rt.call("status", [hid])["done"] == 2      # a 5-token budget of the caller does not bind the tasks
-    assert (rt.agent.budget, rt.agent.used) == (5, 0)
-    assert rt.call("status", [hid])["tokens"] == 2 * (2 + 1)
+    status = rt.call("status", [rt.call("thinkers", [[1, 2]])])
+    assert (status["state"], status["done"], status["cancelled"], status["failed"]) == ("exhausted", 0, 2, 0)
+    assert rt.agent.used == 0
+    assert rt.call("failures", []) == []                   # a stopped task is no failure: no on_error
 
 
 def test_vote_tallies_by_printed_value(rt):

@@ -38,6 +38,7 @@ cell Boss {
     on fan_budget(xs: List, c: Int, b: Int) {
         return horde(Worker.short, xs, map("concurrency", c, "budget_tokens", b, "on_result", "_keep"))
     }
+    on fan_short(xs: List, c: Int) { return horde(Worker.short, xs, map("concurrency", c)) }
     on started(xs: List, c: Int) {
         log.push(-1)
         return horde(Worker.ask_then_log, xs, map("concurrency", c))
@@ -204,6 +205,20 @@ def test_budget_exhaustion_stops_new_requests_as_in_a_sequential_run():
             assert len(model.prompts) == 5
             assert (status["state"], status["done"], status["cancelled"]) == ("exhausted", 5, 4)
             assert status["tokens"] == 5 * 13
+
+
+def test_the_callers_budget_stops_new_requests_as_in_a_sequential_run():
+    # `soma-kernel run`: set_budget before the horde; the caller's budget reserves as budget_tokens does
+    for concurrency in (1, 4, 9):
+        with CrowdModel() as model:
+            rt = runtime_for(model)
+            rt.agent.set_budget(budget_for(5) + 20)
+            rt.agent.used = 20
+            hid = rt.call("fan_short", [list(range(9)), concurrency])
+            status = rt.call("status", [hid])
+            assert len(model.prompts) == 5
+            assert (status["state"], status["done"], status["cancelled"]) == ("exhausted", 5, 4)
+            assert rt.agent.used == 20 + 5 * 13 <= rt.agent.budget
 
 
 def test_vote_makes_its_calls_at_once():

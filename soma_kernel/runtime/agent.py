@@ -55,6 +55,7 @@ class Agent:
         self.project = None         # the soma.toml (ProjectConfig) for [agent] / [models.NAME]
         self.tool_ceiling: Optional[int] = None  # what a running tool's set_budget may not exceed
         self.horde_budget = None    # the running horde's budget_tokens (runtime.horde.HordeBudget), if any
+        self.caller_budget = None   # while a horde runs: what it may spend of its caller's set_budget() (a HordeBudget)
         self._models = None         # runtime.llm.rounds.ModelClient, made on the first real call
         self.unread_skills: set[str] = set()  # skill files already noted as unreadable
 
@@ -93,22 +94,36 @@ class Agent:
     @contextmanager
     def reservation(self, request_bytes: int, messages: int, max_tokens: int) -> Iterator[None]:
         """For the with-block (one model request), reserve its upper bound on the running
-        horde's budget_tokens (refused with kind `budget`), then give the reservation back
-        and count the tokens the block spent. Outside a horde budget it does nothing."""
-        if self.horde_budget is None:
+        horde's budget_tokens and on what its caller's budget has left (refused with kind
+        `budget`), then give the reservations back and count the tokens the block spent
+        on both. Outside a horde it does nothing."""
+        budgets = [budget for budget in (self.horde_budget, self.caller_budget) if budget is not None]
+        if not budgets:
             yield
             return
-        budget = self.horde_budget
         reserved = request_bound(request_bytes, messages, max_tokens)
-        while self.host is not None and budget.waits_for_others(reserved):  # concurrent tasks' requests are out
-            if not self.host.gate.wait_until(lambda: not budget.waits_for_others(reserved)):
+
+        def waits() -> bool:  # concurrent tasks' requests are out
+            return any(budget.waits_for_others(reserved) for budget in budgets)
+
+        while self.host is not None and waits():
+            if not self.host.gate.wait_until(lambda: not waits()):
                 break
-        budget.reserve(reserved)
+        held = []
+        try:
+            for budget in budgets:
+                budget.reserve(reserved)
+                held.append(budget)
+        except SomaError:
+            for budget in held:
+                budget.settle(reserved, 0)
+            raise
         before = self.used
         try:
             yield
         finally:
-            budget.settle(reserved, self.used - before)
+            for budget in budgets:
+                budget.settle(reserved, self.used - before)
             if self.host is not None:
                 self.host.gate.notify()
 

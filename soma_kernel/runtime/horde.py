@@ -25,6 +25,16 @@ task starts: the horde ends `exhausted`. A horde started by a task or a callback
 reserves on its parent's budget too. With `instance`, the input field names an
 agent instance whose remember()/recall() memory and model conversation carry
 over from task to task and horde to horde.
+
+The context that runs a horde pays for it: every request of its tasks, their
+callbacks and the hordes they start also reserves on a `HordeBudget` made when
+the horde runs from what is left of the caller's set_budget() (the notebook
+session's, the `soma-kernel run`'s, the `soma test` rule's; no limit when there
+is none), by the same rule, and the tokens it settles are added to the caller's
+tokens_used() when the horde ends (ended by an interrupt too). A request that
+spends no more than it reserved (every mock, every honest provider) keeps the
+caller's spend within its budget exactly. Inside a task tokens_used() counts
+that attempt's own tokens, from 0.
 """
 
 from __future__ import annotations
@@ -58,12 +68,15 @@ MAX_VOTERS = 25
 
 
 class HordeBudget:
-    """A horde's `budget_tokens`: spent + reserved never passes the limit, here
-    nor on the parent's budget it is chained to."""
+    """A horde's `budget_tokens`, or what a running horde may spend of its caller's
+    set_budget() (`caller_budget`): spent + reserved never passes the limit, here nor
+    on the parent's budget it is chained to."""
 
-    def __init__(self, limit: int, parent: Optional["HordeBudget"] = None):
-        self.limit = limit
+    def __init__(self, limit: Optional[int], parent: Optional["HordeBudget"] = None,
+                 name: Optional[str] = None):
+        self.limit = limit  # None: no ceiling, the tokens are only counted
         self.parent = parent
+        self.name = name if name is not None else f"horde budget_tokens {limit}"
         self.spent = 0
         self.reserved = 0
         self.exhausted = False
@@ -74,9 +87,9 @@ class HordeBudget:
 
     def reserve(self, want: int) -> None:
         """Hold `want` tokens for one request, or refuse it (kind `budget`) and stop the horde."""
-        if self.exhausted or self.spent + self.reserved + want > self.limit:
+        if self.exhausted or (self.limit is not None and self.spent + self.reserved + want > self.limit):
             self.exhausted = True
-            raise SomaError("budget", f"token budget exhausted: horde budget_tokens {self.limit} — "
+            raise SomaError("budget", f"token budget exhausted: {self.name} — "
                             f"{self.spent} spent, {self.reserved} reserved by calls in flight, "
                             f"this call needs up to {want}")
         self.reserved += want
@@ -91,9 +104,9 @@ class HordeBudget:
     def waits_for_others(self, want: int) -> bool:
         """True when `want` does not fit now only because of other requests' reservations
         (here or on a parent): once they settle it may fit."""
-        if self.exhausted or self.spent + want > self.limit:
+        if self.exhausted or (self.limit is not None and self.spent + want > self.limit):
             return False
-        here = self.reserved > 0 and self.spent + self.reserved + want > self.limit
+        here = self.limit is not None and self.reserved > 0 and self.spent + self.reserved + want > self.limit
         return here or (self.parent is not None and self.parent.waits_for_others(want))
 
     def settle(self, reserved: int, spent: int) -> None:
@@ -121,6 +134,8 @@ class Horde:
     tokens: int = 0
     results: list = field(default_factory=list)
     budget: Optional[HordeBudget] = None  # its own budget_tokens, else its parent's, else none
+    caller: Optional[HordeBudget] = None  # while it runs: what is left of the running context's set_budget()
+    used_before: int = 0  # the running context's tokens_used() when it started
     capabilities: tuple = ()  # the tool capabilities in force where it was started (its tasks keep them)
 
     def status(self) -> dict:
@@ -278,7 +293,8 @@ class Hordes:
         horde.state = "running"
         agent = self.rt.agent
         saved = (agent.horde_budget, agent.budget, agent.used)
-        agent.horde_budget = horde.budget
+        agent.horde_budget, agent.caller_budget = horde.budget, caller_budget(agent.budget, agent.used)
+        horde.caller, horde.used_before = agent.caller_budget, agent.used
         try:
             function = self.target_function(horde.target, 2 if "snapshot" in horde.options else 1, "horde()")
             if self.concurrent(horde):
@@ -294,6 +310,8 @@ class Hordes:
             raise
         finally:
             agent.horde_budget, agent.budget, agent.used = saved
+            agent.used += horde.caller.spent  # the caller pays for its tasks and callbacks, failed ones too
+            agent.caller_budget = None
 
     def concurrent(self, horde: Horde) -> bool:
         """True when the tasks run on workers: outside `soma test`, with concurrency > 1 and
@@ -356,8 +374,9 @@ class Hordes:
 
     @staticmethod
     def out_of_budget(horde: Horde) -> bool:
-        """True once the horde's budget (or a parent's) refused a request."""
-        return horde.budget is not None and horde.budget.is_exhausted()
+        """True once the horde's budget (or a parent's) or its caller's refused a request."""
+        return ((horde.budget is not None and horde.budget.is_exhausted())
+                or (horde.caller is not None and horde.caller.is_exhausted()))
 
     def run_task(self, horde: Horde, function, index: int, item) -> None:
         """One task, its retries, and its on_result / on_error; a task the budget
@@ -442,6 +461,8 @@ class Hordes:
             self.rt.note(f"horde {horde.id}: {option} handler '{name}' is gone")
             return
         function = self.rt.bound_handler(state, decl)
+        if horde.caller is not None:  # a callback runs in its caller's context: it sees what the horde spent so far
+            self.rt.agent.used = horde.used_before + horde.caller.spent
         try:
             self.rt.invoke(function, args)
         except SomaError as err:
@@ -498,6 +519,15 @@ class Hordes:
         except SomaError:
             journal.rollback(mark)
             raise
+
+
+def caller_budget(budget: Optional[int], used: int) -> HordeBudget:
+    """What a horde may spend of the running context's set_budget() (`budget`, `used` so
+    far): the rest of it, or no ceiling without one."""
+    if budget is None:
+        return HordeBudget(None, name="no set_budget()")
+    left = max(budget - used, 0)
+    return HordeBudget(left, name=f"set_budget({budget}) of the horde's caller, {left} left when the horde started")
 
 
 def cancel_counts(horde: Horde) -> None:
