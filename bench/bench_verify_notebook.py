@@ -20,18 +20,11 @@ import sys
 import tempfile
 import time
 
+from bench_verify import chain  # the same chain programs as the command's benchmark (this folder is on sys.path)
 from soma_kernel.session.session import Session
 
 SIZES = (10_000, 100_000)
 RUNS = 3
-
-
-def chain(n: int) -> str:
-    """A linear chain of n states with one handler taking the first edge."""
-    edges = "\n".join(f"        s{i} -> s{i + 1}" for i in range(n - 1))
-    return ("cell Big {\n    face {\n        signal step(id: String) -> String\n    }\n"
-            f"    state big {{\n        initial: s0\n{edges}\n    }}\n"
-            "    on step(id: String) {\n        transition(id, \"s1\")\n        return \"ok\"\n    }\n}\n")
 
 
 def in_session(source: str) -> tuple[float, float, int]:
